@@ -1,0 +1,147 @@
+// Composition root: builds the database, the coordination bus and the services, and registers
+// plugins and modules. The only file that knows every module.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Config } from './config.js';
+import { openDatabase, pgliteDirFor, type Database } from './db/database.js';
+import { AppError } from './errors.js';
+import { installAuth } from './http/auth.js';
+import { installErrorHandling, sendProblem } from './http/error-handler.js';
+import { installOpenApi } from './http/openapi.js';
+import { createValidatorCompiler } from './http/validation.js';
+import { createLocalBus, createRedisBus, type InvalidationBus } from './coordination/invalidation-bus.js';
+import { createAuthService } from './identity/auth.service.js';
+import { authRoutes } from './identity/auth.routes.js';
+import { ensureBootstrapAdmin, type BootstrapResult } from './identity/bootstrap.js';
+import { createCallerResolver } from './identity/callers.js';
+import { createRegistrationService } from './identity/registration.service.js';
+import { createTokenService } from './identity/tokens.js';
+import { createTotpService } from './identity/totp.js';
+import { usersRoutes } from './identity/users.routes.js';
+import { createUsersService } from './identity/users.service.js';
+
+export interface AppOptions {
+  config: Config;
+  /** A database opened by the caller (tests share one); otherwise opened from config and closed with the app. */
+  db?: Database;
+  /** The clock, for tests that move time (token expiry, attempt windows, TOTP steps). */
+  now?: () => number;
+  /** Where PGlite lives when DATABASE_URL is unset (default DATA_DIR/pglite). */
+  pgliteDir?: string;
+  /** Called once when the bootstrap admin was created. */
+  onBootstrap?: (result: BootstrapResult) => void;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+// Secrets never reach the logs, whatever a log line happens to include.
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  '*.password',
+  '*.accessToken',
+  '*.refreshToken',
+  '*.mfaToken',
+  '*.secret',
+  '*.authToken',
+  '*.enrollmentKey',
+  '*.key',
+  '*.code',
+];
+
+function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const incoming = request.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const now = options.now ?? Date.now;
+
+  const app = Fastify({
+    logger: { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+    genReqId: requestId,
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  installErrorHandling(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // API.md §4: an empty query parameter (limit=) counts as absent.
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const query = request.query as Record<string, unknown> | undefined;
+    if (query && typeof query === 'object') {
+      for (const [key, value] of Object.entries(query)) if (value === '') delete query[key];
+    }
+  });
+  // Bodiless POSTs (rotate, MFA setup) are often sent with a JSON content type: treat empty as no body.
+  const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    defaultJsonParser(request, body as string, done);
+  });
+
+  await installOpenApi(app);
+
+  const db = options.db ?? (await openDatabase({
+    url: config.databaseUrl,
+    pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
+    poolSize: config.databasePoolSize,
+    log: (message) => app.log.info(message),
+  }));
+  const ownsDb = !options.db;
+  let bus: InvalidationBus;
+  try {
+    bus = config.redisUrl
+      ? await createRedisBus(config.redisUrl, (level, message) => app.log[level](message))
+      : createLocalBus();
+  } catch (err) {
+    if (ownsDb) await db.close();
+    throw err;
+  }
+  app.addHook('onClose', async () => {
+    await bus.close();
+    if (ownsDb) await db.close();
+  });
+
+  const tokens = createTokenService(config.jwtSecret, now);
+  const totp = createTotpService(config.encryptionKey);
+  const callers = createCallerResolver({ db, tokens, bus, now });
+  const auth = createAuthService({ db, tokens, totp, callers, now });
+  const users = createUsersService({ db, callers, now });
+  const registration = createRegistrationService({ db });
+
+  installAuth(app, { jwt: callers.authenticateJwt });
+
+  app.get('/healthz', {
+    schema: { tags: ['health'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+  }, async () => ({ status: 'ok' as const }));
+
+  app.get('/readyz', {
+    schema: { tags: ['health'], summary: 'The database answers', response: { 200: Type.Object({ status: Type.Literal('ready') }) } },
+  }, async (request, reply) => {
+    try {
+      await db.ping();
+      return { status: 'ready' as const };
+    } catch (err) {
+      request.log.warn({ err }, 'readiness check failed');
+      return sendProblem(reply, request, new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable'));
+    }
+  });
+
+  await app.register(authRoutes({ auth, registration, trustProxyHeaders: config.trustProxyHeaders, allowPartnerSignup: config.allowPartnerSignup }), { prefix: '/api/v1' });
+  await app.register(usersRoutes({ users }), { prefix: '/api/v1' });
+
+  const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
+  if (bootstrap) options.onBootstrap?.(bootstrap);
+
+  return app;
+}

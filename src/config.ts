@@ -1,0 +1,171 @@
+// The only reader of process.env. Parsed once at start-up; a bad value stops the process with a
+// message naming the variable (API.md §1).
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  nodeEnv: string;
+  production: boolean;
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  databasePoolSize: number;
+  dataDir: string;
+  redisUrl: string | null;
+  jwtSecret: string;
+  /** Server-side pepper for enrollment-key hashes (SPEC "Authentication" 13). */
+  enrollmentKeyPepper: string;
+  /** Key material for secrets kept encrypted at rest (TOTP seeds). */
+  encryptionKey: string;
+  bootstrapAdminEmail: string | null;
+  bootstrapAdminPassword: string | null;
+  trustProxyHeaders: boolean;
+  allowPartnerSignup: boolean;
+  enrollmentKeyDefaultTtlMinutes: number;
+  liveQueryTimeoutMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const PEPPER_VARIABLES = ['ENROLLMENT_KEY_PEPPER', 'APP_ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'JWT_SECRET'];
+const MIN_SECRET_LENGTH = 32;
+
+function value(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = value(env, name);
+  if (raw === undefined) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function secret(env: Env, name: string): string | undefined {
+  const v = value(env, name);
+  if (v !== undefined && v.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`${name} must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return v;
+}
+
+type GeneratedSecrets = Record<'jwtSecret' | 'enrollmentKeyPepper' | 'encryptionKey', string>;
+
+/**
+ * Outside production, secrets that are not configured are generated once and kept in
+ * DATA_DIR/secrets.json (mode 0600), so tokens and enrollment keys survive restarts.
+ * Created with O_EXCL so two instances starting together agree on one file.
+ */
+function generatedSecrets(dataDir: string): GeneratedSecrets {
+  const file = path.join(dataDir, 'secrets.json');
+  mkdirSync(dataDir, { recursive: true });
+  const fresh: GeneratedSecrets = {
+    jwtSecret: randomBytes(48).toString('base64url'),
+    enrollmentKeyPepper: randomBytes(48).toString('base64url'),
+    encryptionKey: randomBytes(48).toString('base64url'),
+  };
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    writeSync(fd, JSON.stringify(fresh, null, 2));
+    closeSync(fd);
+    return fresh;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  let stored: Partial<GeneratedSecrets>;
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<GeneratedSecrets>;
+  } catch {
+    throw new ConfigError(`${file} is not readable JSON; remove it to generate new secrets`);
+  }
+  for (const key of Object.keys(fresh) as (keyof GeneratedSecrets)[]) {
+    if (typeof stored[key] !== 'string' || stored[key]!.length < MIN_SECRET_LENGTH) {
+      throw new ConfigError(`${file} lacks a valid "${key}"; remove the file to generate new secrets`);
+    }
+  }
+  return stored as GeneratedSecrets;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = value(env, 'NODE_ENV') ?? 'development';
+  const production = nodeEnv === 'production';
+  const dataDir = path.resolve(value(env, 'DATA_DIR') ?? './data');
+
+  const logLevel = value(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const jwtSecretEnv = secret(env, 'JWT_SECRET');
+  const pepperEnv = PEPPER_VARIABLES.map((name) => secret(env, name)).find((v) => v !== undefined);
+  const encryptionEnv = secret(env, 'APP_ENCRYPTION_KEY') ?? secret(env, 'SECRET_ENCRYPTION_KEY');
+  if (production) {
+    if (jwtSecretEnv === undefined) throw new ConfigError('JWT_SECRET is required when NODE_ENV=production');
+    if (pepperEnv === undefined) {
+      throw new ConfigError(`an enrollment key pepper is required when NODE_ENV=production: set ${PEPPER_VARIABLES[0]}`);
+    }
+  }
+  const generated = jwtSecretEnv && pepperEnv && (encryptionEnv || production) ? null : generatedSecrets(dataDir);
+
+  const email = value(env, 'BOOTSTRAP_ADMIN_EMAIL') ?? null;
+  if (email !== null && !/^[^\s@]+@[^\s@]+$/.test(email)) {
+    throw new ConfigError('BOOTSTRAP_ADMIN_EMAIL is not an e-mail address');
+  }
+  const bootstrapPassword = value(env, 'BOOTSTRAP_ADMIN_PASSWORD') ?? null;
+  if (bootstrapPassword !== null && bootstrapPassword.length < 8) {
+    throw new ConfigError('BOOTSTRAP_ADMIN_PASSWORD must be at least 8 characters');
+  }
+
+  return {
+    nodeEnv,
+    production,
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: value(env, 'HOST') ?? '127.0.0.1',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 500),
+    dataDir,
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    jwtSecret: jwtSecretEnv ?? generated!.jwtSecret,
+    enrollmentKeyPepper: pepperEnv ?? generated!.enrollmentKeyPepper,
+    // In production without a dedicated key, seeds are encrypted under a key derived from JWT_SECRET.
+    encryptionKey: encryptionEnv ?? generated?.encryptionKey ?? `derived:${jwtSecretEnv}`,
+    bootstrapAdminEmail: email,
+    bootstrapAdminPassword: bootstrapPassword,
+    trustProxyHeaders: boolean(env, 'TRUST_PROXY_HEADERS', false),
+    allowPartnerSignup: boolean(env, 'ALLOW_PARTNER_SIGNUP', false),
+    enrollmentKeyDefaultTtlMinutes: integer(env, 'ENROLLMENT_KEY_DEFAULT_TTL_MINUTES', 60, 1, 525600),
+    liveQueryTimeoutMs: integer(env, 'LIVE_QUERY_TIMEOUT_MS', 30000, 100, 600000),
+    logLevel,
+  };
+}

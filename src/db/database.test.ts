@@ -1,0 +1,147 @@
+// The database layer on both backends: migrations, the RLS contract, tenant isolation enforced by
+// PostgreSQL itself, and the refusal to run as a role that bypasses RLS.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, type Database } from './database.js';
+import { SYSTEM_SCOPE, withTenant, type TenantScope } from './tenant-scope.js';
+import { backends, openTestDatabase } from '../../test/support/app.js';
+import { createOrg, createPartner, createSite, createUser } from '../../test/support/factory.js';
+
+for (const backend of backends()) {
+  describe(`database on ${backend}`, () => {
+    let db: Database;
+    before(async () => {
+      db = await openTestDatabase(backend);
+    });
+    after(() => db.close());
+
+    it('forces row-level security on every table with an org_id column', async () => {
+      const { rows } = await withTenant(db, SYSTEM_SCOPE, (tx) =>
+        tx.query<{ table_name: string; rls: boolean; forced: boolean }>(
+          `select c.relname as table_name, c.relrowsecurity as rls, c.relforcerowsecurity as forced
+             from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = 'public' and c.relkind in ('r', 'p')
+              and exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'org_id' and not a.attisdropped)`,
+        ),
+      );
+      assert.ok(rows.length >= 2, 'expected tenant tables with org_id');
+      const unprotected = rows.filter((r) => !r.rls || !r.forced).map((r) => r.table_name);
+      assert.deepEqual(unprotected, [], `tables with org_id but without forced RLS: ${unprotected.join(', ')}`);
+    });
+
+    it('runs every transaction as the application role, which cannot bypass RLS', async () => {
+      const role = await withTenant(db, SYSTEM_SCOPE, async (tx) => {
+        const { rows } = await tx.query<{ current_user: string; rolsuper: boolean; rolbypassrls: boolean }>(
+          `select current_user, r.rolsuper, r.rolbypassrls from pg_roles r where r.rolname = current_user`,
+        );
+        return rows[0]!;
+      });
+      assert.deepEqual(role, { current_user: 'dms_app', rolsuper: false, rolbypassrls: false });
+    });
+
+    it('shows a tenant only its own rows and refuses writes into another tenant', async () => {
+      const partner = await createPartner(db);
+      const mine = await createOrg(db, partner.id);
+      const theirs = await createOrg(db, (await createPartner(db)).id);
+      const mySite = await createSite(db, mine.id);
+      const theirSite = await createSite(db, theirs.id);
+      const scope: TenantScope = { scope: 'organization', partnerId: partner.id, orgIds: [mine.id] };
+
+      const visible = await withTenant(db, scope, async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(`select id from sites where id = any($1::uuid[])`, [[mySite.id, theirSite.id]]);
+        return rows.map((r) => r.id);
+      });
+      assert.deepEqual(visible, [mySite.id]);
+
+      const updated = await withTenant(db, scope, (tx) => tx.query(`update sites set name = 'hijacked' where id = $1`, [theirSite.id]));
+      assert.equal(updated.rowCount, 0);
+
+      await assert.rejects(
+        withTenant(db, scope, (tx) => tx.query(`insert into sites (org_id, name) values ($1, 'planted')`, [theirs.id])),
+        /row-level security/,
+      );
+      // Without any scope set, nothing is visible at all.
+      const bare = await db.transaction((tx) => tx.query(`select id from sites where id = $1`, [mySite.id]));
+      assert.equal(bare.rowCount, 0);
+    });
+
+    it('lets a partner scope with allOrgs see organizations created after the scope was computed', async () => {
+      const partner = await createPartner(db);
+      const other = await createPartner(db);
+      const scope: TenantScope = { scope: 'partner', partnerId: partner.id, orgIds: [], allOrgs: true };
+      const created = await withTenant(db, scope, async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          `insert into organizations (partner_id, name, slug) values ($1, 'New', $2) returning id`,
+          [partner.id, `new-${randomBytes(4).toString('hex')}`],
+        );
+        return rows[0]!.id;
+      });
+      assert.ok(created);
+      await assert.rejects(
+        withTenant(db, scope, (tx) =>
+          tx.query(`insert into organizations (partner_id, name, slug) values ($1, 'Foreign', 'foreign')`, [other.id]),
+        ),
+        /row-level security/,
+      );
+    });
+
+    it('keeps users of other tenants out of reach', async () => {
+      const partner = await createPartner(db);
+      const org = await createOrg(db, partner.id);
+      const otherOrg = await createOrg(db, partner.id);
+      const own = await createUser(db, { scope: 'organization', orgId: org.id });
+      const foreign = await createUser(db, { scope: 'organization', orgId: otherOrg.id });
+      const system = await createUser(db, { scope: 'system' });
+      const scope: TenantScope = { scope: 'organization', partnerId: partner.id, orgIds: [org.id] };
+      const seen = await withTenant(db, scope, async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(`select id from users where id = any($1::uuid[])`, [[own.id, foreign.id, system.id]]);
+        return rows.map((r) => r.id);
+      });
+      assert.deepEqual(seen, [own.id]);
+    });
+  });
+}
+
+describe('start-up safety', { skip: !process.env.TEST_DATABASE_URL }, () => {
+  it('applies migrations once when two instances start on an empty database at the same time', async () => {
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    const name = `dms_migrate_${randomBytes(5).toString('hex')}`;
+    await admin.query(`create database ${name}`);
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.pathname = `/${name}`;
+    try {
+      const [a, b] = await Promise.all([
+        openDatabase({ url: url.toString(), pgliteDir: 'memory://', poolSize: 2 }),
+        openDatabase({ url: url.toString(), pgliteDir: 'memory://', poolSize: 2 }),
+      ]);
+      const { rows } = await withTenant(a, SYSTEM_SCOPE, (tx) => tx.query<{ n: number }>(`select count(*)::int as n from schema_migrations`));
+      const files = (await import('./migrate.js')).readMigrations(new URL('../../migrations', import.meta.url).pathname);
+      assert.equal(rows[0]!.n, files.length);
+      await Promise.all([a.close(), b.close()]);
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  });
+
+  it('refuses to run as a role that bypasses row-level security', async () => {
+    await assert.rejects(
+      openDatabase({ url: process.env.TEST_DATABASE_URL!, pgliteDir: 'memory://', poolSize: 1, appRole: 'postgres' }),
+      /refusing to start: database role "postgres" bypasses row-level security/,
+    );
+    await assert.rejects(
+      openDatabase({ url: null, pgliteDir: 'memory://', poolSize: 1, appRole: 'postgres' }),
+      /bypasses row-level security/,
+    );
+  });
+
+  it('refuses to start when DATABASE_URL cannot be reached', async () => {
+    await assert.rejects(
+      openDatabase({ url: 'postgres://postgres@127.0.0.1:1/nowhere', pgliteDir: 'memory://', poolSize: 1 }),
+      /cannot connect to DATABASE_URL/,
+    );
+  });
+});

@@ -1,0 +1,247 @@
+// One interface over PostgreSQL (pg pool) and embedded PGlite. Both run the same SQL, the same
+// migrations and the same row-level security; the service always acts as APP_ROLE, never as the
+// superuser that owns the schema.
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import pg from 'pg';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { AppError } from '../errors.js';
+import { migrate, type MigrationConnection } from './migrate.js';
+
+/** The non-superuser role every request runs as; created by the first migration. */
+export const APP_ROLE = 'dms_app';
+
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+}
+
+export interface Database {
+  readonly kind: 'postgres' | 'pglite';
+  /** The role transactions run as. */
+  readonly appRole: string;
+  /** Runs fn in one transaction on one connection; commits when fn resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL URL; null selects embedded PGlite. */
+  url: string | null;
+  /** Where PGlite keeps its files ('memory://' for an in-memory database). */
+  pgliteDir: string;
+  poolSize: number;
+  /** Role to act as (default APP_ROLE); start-up fails if it can bypass row-level security. */
+  appRole?: string;
+  migrationsDir?: string;
+  log?: (message: string) => void;
+}
+
+const DEFAULT_MIGRATIONS_DIR = path.resolve(import.meta.dirname, '../../migrations');
+
+// SQLSTATE classes and driver errors that mean "the database is not there", not "your query is wrong".
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  if (!e) return false;
+  if (e.code && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  const message = e.message ?? '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/.test(message);
+}
+
+function classify(err: unknown): unknown {
+  if (isDatabaseUnavailable(err)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause: err });
+  }
+  return err;
+}
+
+async function assertRoleCannotBypassRls(tx: Queryable): Promise<void> {
+  const { rows } = await tx.query<{ role: string; rolsuper: boolean; rolbypassrls: boolean }>(
+    `select current_user as role, r.rolsuper, r.rolbypassrls from pg_roles r where r.rolname = current_user`,
+  );
+  const role = rows[0];
+  if (!role || role.rolsuper || role.rolbypassrls) {
+    throw new Error(`refusing to start: database role "${role?.role ?? '?'}" bypasses row-level security`);
+  }
+}
+
+async function openPostgres(options: DatabaseOptions): Promise<Database> {
+  const parseTypes = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === 20) return (v: string) => Number(v); // int8: counts and sequence numbers
+      if (oid === 1082) return (v: string) => v; // date: keep 'YYYY-MM-DD', never local midnight
+      return pg.types.getTypeParser(oid, format as 'text');
+    },
+  } as pg.CustomTypesConfig;
+
+  const admin = new pg.Client({ connectionString: options.url!, types: parseTypes });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new Error(`cannot connect to DATABASE_URL: ${(err as Error).message}`);
+  }
+  try {
+    await migrate(pgMigrationConnection(admin), options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, options.log);
+  } finally {
+    await admin.end();
+  }
+
+  // Every pooled connection starts as the app role, so not even a stray query runs as the owner.
+  const appRole = options.appRole ?? APP_ROLE;
+  const pool = new pg.Pool({
+    connectionString: options.url!,
+    max: options.poolSize,
+    types: parseTypes,
+    options: `-c role=${appRole} -c idle_in_transaction_session_timeout=60000`,
+    connectionTimeoutMillis: 5000,
+  });
+  pool.on('error', (err) => options.log?.(`idle database connection failed: ${err.message}`));
+
+  const database: Database = {
+    kind: 'postgres',
+    appRole,
+    async transaction(fn) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw classify(err);
+      }
+      const tx: Queryable = {
+        async query(text, params) {
+          const result = await client.query(text, params as unknown[]);
+          return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+        },
+      };
+      try {
+        await client.query('BEGIN');
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        client.release();
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+          client.release();
+        } catch {
+          client.release(true);
+        }
+        throw classify(err);
+      }
+    },
+    async ping() {
+      await database.transaction((tx) => tx.query('select 1'));
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+  try {
+    await database.transaction(assertRoleCannotBypassRls);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  return database;
+}
+
+function pgMigrationConnection(client: pg.Client): MigrationConnection {
+  return {
+    async exec(sql) {
+      await client.query(sql);
+    },
+    async query(sql, params) {
+      return (await client.query(sql, params as unknown[])).rows;
+    },
+    async inTransaction(fn) {
+      await client.query('BEGIN');
+      try {
+        await fn();
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    },
+  };
+}
+
+async function openPglite(options: DatabaseOptions): Promise<Database> {
+  const dir = options.pgliteDir;
+  if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+  const db = await PGlite.create(dir, {
+    extensions: { pg_trgm },
+    parsers: { [pgliteTypes.DATE]: (v: string) => v },
+  });
+  let closed = false;
+  const connection: MigrationConnection = {
+    async exec(sql) {
+      await db.exec(sql);
+    },
+    async query(sql, params) {
+      return (await db.query<Record<string, unknown>>(sql, params as unknown[])).rows;
+    },
+    async inTransaction(fn) {
+      await db.exec('BEGIN');
+      try {
+        await fn();
+        await db.exec('COMMIT');
+      } catch (err) {
+        await db.exec('ROLLBACK');
+        throw err;
+      }
+    },
+  };
+  await migrate(connection, options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, options.log);
+  // PGlite has one connection and it is a superuser: drop to the app role for good.
+  const appRole = options.appRole ?? APP_ROLE;
+  await db.query(`select set_config('role', $1, false)`, [appRole]);
+
+  // PGlite serialises transactions itself (one connection), so concurrent requests queue here.
+  const database: Database = {
+    kind: 'pglite',
+    appRole,
+    async transaction(fn) {
+      if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'The database is closed');
+      return db.transaction(async (ptx) =>
+        fn({
+          async query(text, params) {
+            const result = await ptx.query<never>(text, params as unknown[]);
+            return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+          },
+        }),
+      );
+    },
+    async ping() {
+      await database.transaction((tx) => tx.query('select 1'));
+    },
+    async close() {
+      closed = true;
+      await db.close();
+    },
+  };
+  try {
+    await database.transaction(assertRoleCannotBypassRls);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return database;
+}
+
+/** Opens the database named by the options, applying pending migrations first. */
+export function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options) : openPglite(options);
+}
+
+export function pgliteDirFor(dataDir: string): string {
+  return path.join(dataDir, 'pglite');
+}

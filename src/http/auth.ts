@@ -1,0 +1,152 @@
+// Authentication and authorisation for every route, declared as data on the route:
+//   config: { auth: { via: ['jwt'], permission: 'users:write', mfa: true } }
+// An onRoute hook turns that into an onRequest guard (so 401/403 come before body validation) and
+// into the route's OpenAPI security. The credentials themselves are checked by authenticators that
+// app.ts hands in (identity: JWT, api-keys: X-API-Key), so this file knows no domain module.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { AppError } from '../errors.js';
+import type { TenantScope } from '../db/tenant-scope.js';
+
+export type CallerScope = 'system' | 'partner' | 'organization';
+export type Credential = 'jwt' | 'api_key';
+
+/** Who is calling, resolved once per request. */
+export interface Caller {
+  kind: 'user' | 'api_key';
+  /** The user id, or the API key id. */
+  id: string;
+  userId: string | null;
+  email: string | null;
+  name: string | null;
+  scope: CallerScope;
+  partnerId: string | null;
+  orgId: string | null;
+  role: string | null;
+  /** Role permissions for users; granted scopes for API keys. */
+  permissions: ReadonlySet<string>;
+  /** The user has TOTP enabled (always false for API keys). */
+  mfaEnabled: boolean;
+  mfaVerified: boolean;
+  /** null: every organization (system scope). */
+  accessibleOrgIds: readonly string[] | null;
+  canAccessOrg(orgId: string): boolean;
+  /** Status of the caller's partner: 'active', 'pending', …, or 'deleted'; null for system scope. */
+  partnerStatus: string | null;
+  /** Status of an organization-scope caller's organization ('deleted' when gone). */
+  orgStatus: string | null;
+  sessionId: string | null;
+  tenant: TenantScope;
+}
+
+export interface RouteAuth {
+  via: readonly Credential[];
+  /** Caller scope levels admitted (SPEC "Authentication" 10); default: all. */
+  scopes?: readonly CallerScope[];
+  /** Role permission for users, key scope for API keys. */
+  permission?: string;
+  mfa?: boolean;
+  /** Organization-scope users of a suspended organization may still call this write route. */
+  allowSuspendedOrgWrites?: boolean;
+}
+
+export type Authenticator = (credential: string, request: FastifyRequest, reply: FastifyReply) => Promise<Caller>;
+
+export interface Authenticators {
+  jwt: Authenticator;
+  apiKey?: Authenticator;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+function apiKeyHeader(request: FastifyRequest): string | null {
+  const value = request.headers['x-api-key'];
+  if (value === undefined) return null;
+  // A repeated header arrives joined or as an array: neither is one key.
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The caller of a route that declared auth; throws if the route did not (a programming error). */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error(`route ${request.routeOptions.url} has no auth config`);
+  return request.caller;
+}
+
+function authorise(caller: Caller, auth: RouteAuth, method: string): void {
+  if (caller.scope !== 'system' && caller.partnerStatus !== 'active') {
+    throw new AppError(
+      'PARTNER_INACTIVE',
+      caller.partnerStatus === 'deleted' ? 'The partner account has been deleted' : `The partner account is not active (status: ${caller.partnerStatus})`,
+    );
+  }
+  if (
+    caller.scope === 'organization' &&
+    caller.orgStatus === 'suspended' &&
+    !READ_METHODS.has(method) &&
+    !auth.allowSuspendedOrgWrites
+  ) {
+    throw new AppError('ORG_SUSPENDED', 'This organization is suspended: its data can be read but not changed');
+  }
+  if (auth.scopes && !auth.scopes.includes(caller.scope)) {
+    throw new AppError('PERMISSION_DENIED', `This endpoint is not available to ${caller.scope}-scope callers`);
+  }
+  if (auth.permission && !caller.permissions.has(auth.permission) && !caller.permissions.has('*')) {
+    throw caller.kind === 'api_key'
+      ? new AppError('API_KEY_SCOPE_DENIED', 'API key does not have required permissions')
+      : new AppError('PERMISSION_DENIED', `This action requires the ${auth.permission} permission`);
+  }
+  if (auth.mfa && !caller.mfaVerified) {
+    throw new AppError('MFA_REQUIRED', 'This action requires a session signed in with multi-factor authentication');
+  }
+}
+
+function guard(auth: RouteAuth, authenticators: Authenticators) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // SPEC "Authentication" 3: the API key wins; the JWT is consulted only when X-API-Key is absent.
+    const apiKey = auth.via.includes('api_key') && authenticators.apiKey ? apiKeyHeader(request) : null;
+    let caller: Caller;
+    if (apiKey !== null) {
+      caller = await authenticators.apiKey!(apiKey, request, reply);
+    } else {
+      const token = auth.via.includes('jwt') ? bearerToken(request) : null;
+      if (token === null) {
+        reply.header('www-authenticate', 'Bearer');
+        throw new AppError('UNAUTHENTICATED', 'Authentication required: send Authorization: Bearer <access token>');
+      }
+      caller = await authenticators.jwt(token, request, reply);
+    }
+    authorise(caller, auth, request.method);
+    request.caller = caller;
+  };
+}
+
+const SECURITY: Record<Credential, Record<string, string[]>> = {
+  jwt: { bearerAuth: [] },
+  api_key: { apiKeyAuth: [] },
+};
+
+export function installAuth(app: FastifyInstance, authenticators: Authenticators): void {
+  app.decorateRequest('caller', null);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const auth = route.config?.auth;
+    if (!auth) return;
+    const onRequest = route.onRequest ? [route.onRequest].flat() : [];
+    route.onRequest = [guard(auth, authenticators), ...onRequest];
+    route.schema = { ...route.schema, security: auth.via.map((credential) => SECURITY[credential]) } as typeof route.schema;
+  });
+}

@@ -1,0 +1,32 @@
+// The client's IP address: the socket's, unless TRUST_PROXY_HEADERS says a proxy in front of us
+// sets the headers (SPEC "Events": CDN client-IP header, then x-forwarded-for, then x-real-ip).
+import { isIP } from 'node:net';
+import type { FastifyRequest } from 'fastify';
+
+const CLIENT_IP_HEADERS = ['cf-connecting-ip', 'true-client-ip', 'x-client-ip'];
+
+function normalise(ip: string | undefined): string | null {
+  if (!ip) return null;
+  let candidate = ip.trim();
+  if (candidate.startsWith('::ffff:') && isIP(candidate.slice(7)) === 4) candidate = candidate.slice(7);
+  return isIP(candidate) ? candidate : null;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function clientIp(request: FastifyRequest, trustProxyHeaders: boolean): string | null {
+  if (trustProxyHeaders) {
+    for (const name of CLIENT_IP_HEADERS) {
+      const ip = normalise(header(request, name));
+      if (ip) return ip;
+    }
+    const forwarded = normalise(header(request, 'x-forwarded-for')?.split(',')[0]);
+    if (forwarded) return forwarded;
+    const real = normalise(header(request, 'x-real-ip'));
+    if (real) return real;
+  }
+  return normalise(request.socket.remoteAddress);
+}

@@ -1,0 +1,98 @@
+// Every error, ours or Fastify's, leaves as application/problem+json (API.md §2). Unexpected
+// errors are logged in full and answered with a bare 500: no stack, no SQL, no secret.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError, toProblem, type ErrorCode } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/database.js';
+import { describeValidationErrors } from './validation.js';
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.String(),
+    detail: Type.String(),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details', additionalProperties: true },
+);
+
+const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: ['VALIDATION_FAILED', 'Request body is not valid JSON'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['VALIDATION_FAILED', 'Request body is empty'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type is not supported; send application/json'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['VALIDATION_FAILED', 'Content-Length does not match the body'],
+  FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type header is malformed'],
+};
+
+// PostgreSQL errors that are the client's doing when a check upstream let them through.
+const PG_CODES: Record<string, [ErrorCode, string]> = {
+  '23505': ['CONFLICT', 'A resource with these values already exists'],
+  '42501': ['PERMISSION_DENIED', 'Access to this resource is denied'],
+  '22P02': ['VALIDATION_FAILED', 'A value in the request has the wrong format'],
+  '22001': ['VALIDATION_FAILED', 'A value in the request is too long'],
+  '22003': ['VALIDATION_FAILED', 'A number in the request is out of range'],
+};
+
+function statusCode(err: FastifyError): number {
+  return typeof err.statusCode === 'number' ? err.statusCode : 500;
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as FastifyError & { validationContext?: string };
+  if (e?.validation) {
+    const errors = describeValidationErrors(e.validation as never, e.validationContext);
+    const summary = errors.map((f) => `${f.path} ${f.message}`).join('; ');
+    return new AppError('VALIDATION_FAILED', `Invalid request: ${summary}`, { errors });
+  }
+  if (e?.code && FASTIFY_CODES[e.code]) {
+    const [code, detail] = FASTIFY_CODES[e.code]!;
+    return new AppError(code, detail, { cause: err });
+  }
+  if (isDatabaseUnavailable(err)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause: err });
+  }
+  if (e?.code && PG_CODES[e.code] && (e as { severity?: string }).severity) {
+    const [code, detail] = PG_CODES[e.code]!;
+    return new AppError(code, detail, { cause: err });
+  }
+  if (e instanceof SyntaxError && statusCode(e) === 400) {
+    return new AppError('VALIDATION_FAILED', 'Request body is not valid JSON', { cause: err });
+  }
+  const status = statusCode(e);
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large', { cause: err });
+  if (status === 404) return new AppError('NOT_FOUND', 'Not found', { cause: err });
+  if (status >= 400 && status < 500) return new AppError('VALIDATION_FAILED', 'The request could not be processed', { cause: err });
+  return new AppError('INTERNAL', 'An unexpected error occurred', { cause: err });
+}
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: AppError): FastifyReply {
+  return reply
+    .status(error.status)
+    .headers(error.headers)
+    .type('application/problem+json')
+    .send(toProblem(error, request.id));
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.addSchema(ProblemSchema);
+
+  app.setErrorHandler((err, request, reply) => {
+    const error = toAppError(err);
+    if (error.status >= 500) {
+      request.log.error({ err: error.cause ?? err, code: error.code }, 'request failed');
+    } else if (error.code === 'PERMISSION_DENIED' && (err as { code?: string }).code === '42501') {
+      // Row-level security stopped something the route let through: a bug worth a loud log.
+      request.log.warn({ err }, 'row-level security refused a write');
+    }
+    return sendProblem(reply, request, error);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, request, new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`)),
+  );
+}

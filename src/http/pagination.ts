@@ -1,0 +1,49 @@
+// Page arithmetic and the list envelope of API.md §4: page below 1 becomes 1, limit is clamped
+// into 1..max, a non-integer is a validation error (the schema's job), and skipCount drops totals.
+import { Type, type TSchema } from 'typebox';
+
+export const PaginationQuery = {
+  page: Type.Optional(Type.Integer({ description: 'Page number, from 1; smaller values count as 1' })),
+  limit: Type.Optional(Type.Integer({ description: 'Page size; clamped into 1..the list maximum' })),
+};
+
+export const PaginationSchema = Type.Object({
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Union([Type.Integer(), Type.Null()]),
+  totalPages: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+export const Paginated = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), pagination: PaginationSchema });
+
+export interface Page {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+const MAX_PAGE = 1_000_000_000; // keeps OFFSET inside bigint whatever the client sends
+
+export function pageOf(query: { page?: number; limit?: number }, maxLimit = 100, defaultLimit = 50): Page {
+  const page = Math.min(Math.max(query.page ?? 1, 1), MAX_PAGE);
+  const limit = Math.min(Math.max(query.limit ?? defaultLimit, 1), maxLimit);
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+export interface PaginatedResult<T> {
+  data: T[];
+  pagination: { page: number; limit: number; total: number | null; totalPages: number | null };
+}
+
+export function paginated<T>(data: T[], page: Page, total: number | null): PaginatedResult<T> {
+  return {
+    data,
+    pagination: {
+      page: page.page,
+      limit: page.limit,
+      total,
+      totalPages: total === null ? null : Math.ceil(total / page.limit),
+    },
+  };
+}

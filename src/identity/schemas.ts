@@ -1,0 +1,125 @@
+// Request and response schemas of /auth and /users: the contract, validated in and serialised out.
+import { Type } from 'typebox';
+import { PaginationQuery, Paginated } from '../http/pagination.js';
+import { ROLES, PERMISSIONS } from './permissions.js';
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const NullableUuid = Type.Union([Uuid, Type.Null()]);
+const Timestamp = Type.String({ format: 'date-time' });
+const Email = Type.String({ format: 'email', maxLength: 255 });
+const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters' });
+const Name = Type.String({ minLength: 1, maxLength: 255 });
+const Scope = Type.Enum(['system', 'partner', 'organization'] as const);
+const Role = Type.Enum(ROLES);
+const OrgAccess = Type.Enum(['all', 'selected', 'none'] as const);
+
+export const IdParams = Type.Object({ id: Uuid });
+
+export const Me = Type.Object({
+  id: Uuid,
+  email: Type.String(),
+  name: Type.String(),
+  scope: Scope,
+  partnerId: NullableUuid,
+  orgId: NullableUuid,
+  role: Role,
+  permissions: Type.Array(Type.Enum(PERMISSIONS)),
+  mfaEnabled: Type.Boolean(),
+  mfaVerified: Type.Boolean(),
+});
+
+export const SessionTokens = Type.Object({
+  accessToken: Type.String(),
+  refreshToken: Type.String(),
+  expiresIn: Type.Integer({ description: 'Access token lifetime in seconds' }),
+  user: Me,
+});
+
+export const MfaChallenge = Type.Object({
+  mfaRequired: Type.Literal(true),
+  mfaToken: Type.String({ description: 'Valid for 5 minutes; send it with a TOTP code to /auth/mfa/verify' }),
+});
+
+export const LoginBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 255 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+
+export const MfaVerifyBody = Type.Object(
+  { mfaToken: Type.String({ minLength: 1, maxLength: 2048 }), code: Type.String({ minLength: 1, maxLength: 16 }) },
+  { additionalProperties: false },
+);
+
+export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
+
+export const MfaSetup = Type.Object({
+  secret: Type.String({ description: 'Base32 TOTP seed' }),
+  otpauthUrl: Type.String({ description: 'otpauth:// URI for authenticator apps (QR code)' }),
+});
+
+export const MfaEnableBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 16 }) }, { additionalProperties: false });
+
+export const Success = Type.Object({ success: Type.Literal(true) });
+
+export const User = Type.Object({
+  id: Uuid,
+  email: Type.String(),
+  name: Type.String(),
+  scope: Scope,
+  partnerId: NullableUuid,
+  orgId: NullableUuid,
+  role: Role,
+  orgAccess: Type.Union([OrgAccess, Type.Null()], { description: 'Partner-scope users only' }),
+  orgIds: Type.Array(Uuid, { description: 'Organizations reached when orgAccess is "selected"' }),
+  mfaEnabled: Type.Boolean(),
+  lastLoginAt: Type.Union([Timestamp, Type.Null()]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const UserList = Paginated(User);
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Email,
+    name: Name,
+    password: Password,
+    scope: Scope,
+    role: Role,
+    partnerId: Type.Optional(Uuid),
+    orgId: Type.Optional(Uuid),
+    orgAccess: Type.Optional(OrgAccess),
+    orgIds: Type.Optional(Type.Array(Uuid, { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateUserBody = Type.Object(
+  {
+    email: Type.Optional(Email),
+    name: Type.Optional(Name),
+    password: Type.Optional(Password),
+    role: Type.Optional(Role),
+    orgAccess: Type.Optional(OrgAccess),
+    orgIds: Type.Optional(Type.Array(Uuid, { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ListUsersQuery = Type.Object({
+  ...PaginationQuery,
+  partnerId: Type.Optional(Uuid),
+  orgId: Type.Optional(Uuid),
+  scope: Type.Optional(Scope),
+  skipCount: Type.Optional(Type.Boolean()),
+});
+
+export const RegisterBody = Type.Object(
+  { partnerName: Name, name: Name, email: Email, password: Password },
+  { additionalProperties: false },
+);
+
+export const Registration = Type.Object({
+  partner: Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), status: Type.String() }),
+  user: User,
+});

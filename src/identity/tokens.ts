@@ -1,0 +1,81 @@
+// Access tokens (JWT HS256, 15 minutes), MFA challenge tokens (5 minutes) and opaque refresh
+// tokens (random, stored only as SHA-256). Algorithms are pinned: alg "none" or RS/HS confusion
+// never verifies.
+import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import { AppError } from '../errors.js';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 900;
+export const MFA_TOKEN_TTL_SECONDS = 300;
+const ISSUER = 'device-management-service';
+const ACCESS_AUDIENCE = 'dms:access';
+const MFA_AUDIENCE = 'dms:mfa-challenge';
+
+export interface AccessClaims {
+  userId: string;
+  sessionId: string;
+  mfaVerified: boolean;
+}
+
+export interface TokenService {
+  signAccess(claims: AccessClaims): Promise<string>;
+  verifyAccess(token: string): Promise<AccessClaims>;
+  signMfaChallenge(userId: string): Promise<string>;
+  verifyMfaChallenge(token: string): Promise<string>;
+}
+
+export function createTokenService(secret: string, now: () => number): TokenService {
+  const key: KeyObject = createSecretKey(Buffer.from(secret, 'utf8'));
+  const seconds = () => Math.floor(now() / 1000);
+
+  async function sign(payload: Record<string, unknown>, subject: string, audience: string, ttl: number) {
+    const iat = seconds();
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setAudience(audience)
+      .setSubject(subject)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttl)
+      .sign(key);
+  }
+
+  async function verify(token: string, audience: string, failure: AppError) {
+    try {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: ['HS256'],
+        issuer: ISSUER,
+        audience,
+        currentDate: new Date(now()),
+        requiredClaims: ['sub', 'exp', 'iat'],
+      });
+      return payload;
+    } catch {
+      throw failure;
+    }
+  }
+
+  return {
+    signAccess: (c) => sign({ sid: c.sessionId, mfa: c.mfaVerified }, c.userId, ACCESS_AUDIENCE, ACCESS_TOKEN_TTL_SECONDS),
+    async verifyAccess(token) {
+      const p = await verify(token, ACCESS_AUDIENCE, new AppError('UNAUTHENTICATED', 'Access token is invalid or expired'));
+      if (typeof p.sid !== 'string' || typeof p.sub !== 'string') {
+        throw new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
+      }
+      return { userId: p.sub, sessionId: p.sid, mfaVerified: p.mfa === true };
+    },
+    signMfaChallenge: (userId) => sign({}, userId, MFA_AUDIENCE, MFA_TOKEN_TTL_SECONDS),
+    async verifyMfaChallenge(token) {
+      const p = await verify(token, MFA_AUDIENCE, new AppError('UNAUTHENTICATED', 'MFA token is invalid or expired; sign in again'));
+      return p.sub!;
+    },
+  };
+}
+
+export function newRefreshToken(): string {
+  return `rt_${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashRefreshToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

@@ -1,0 +1,59 @@
+// TOTP (RFC 6238: SHA-1, 6 digits, 30 s, ±1 step). Seeds are kept encrypted at rest with
+// AES-256-GCM under a key derived from the configured encryption key.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
+
+const ISSUER = 'Device Management';
+const PERIOD_SECONDS = 30;
+
+export interface TotpService {
+  newSecret(accountName: string): { secret: string; otpauthUrl: string };
+  /** The time step the code belongs to, or null when it matches none of now-1, now, now+1. */
+  matchStep(secret: string, code: string, atMs: number): number | null;
+  seal(secret: string): string;
+  open(sealed: string): string;
+}
+
+function totpFor(secret: string, label = 'user'): OTPAuth.TOTP {
+  return new OTPAuth.TOTP({
+    issuer: ISSUER,
+    label,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: PERIOD_SECONDS,
+    secret: OTPAuth.Secret.fromBase32(secret),
+  });
+}
+
+export function createTotpService(encryptionKey: string): TotpService {
+  const key = Buffer.from(hkdfSync('sha256', encryptionKey, 'dms', 'totp-seed-encryption', 32));
+  return {
+    newSecret(accountName) {
+      const secret = new OTPAuth.Secret({ size: 20 }).base32;
+      return { secret, otpauthUrl: totpFor(secret, accountName).toString() };
+    },
+    matchStep(secret, code, atMs) {
+      if (!/^\d{6}$/.test(code)) return null;
+      const delta = totpFor(secret).validate({ token: code, timestamp: atMs, window: 1 });
+      return delta === null ? null : Math.floor(atMs / 1000 / PERIOD_SECONDS) + delta;
+    },
+    seal(secret) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+    },
+    open(sealed) {
+      const [version, iv, tag, body] = sealed.split('.');
+      if (version !== 'v1' || !iv || !tag || !body) throw new Error('unreadable sealed TOTP seed');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+/** The current code for a secret: for tests and the reference tooling, never for verification. */
+export function totpCode(secret: string, atMs: number): string {
+  return totpFor(secret).generate({ timestamp: atMs });
+}

@@ -1,0 +1,248 @@
+// Users within the caller's reach (API.md §3): a caller creates and changes users only inside its
+// own tenant and never hands out more than it holds (role, organization access).
+import type { Database } from '../db/database.js';
+import { withTenant } from '../db/tenant-scope.js';
+import { AppError, notFound } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import type { CallerResolver } from './callers.js';
+import { hashPassword } from './passwords.js';
+import { roleCovers, type Role } from './permissions.js';
+import { revokeUserSessions } from './sessions.repo.js';
+import * as users from './users.repo.js';
+import type { OrgAccess, UserRow, UserScope } from './users.repo.js';
+
+export interface UserView {
+  id: string;
+  email: string;
+  name: string;
+  scope: UserScope;
+  partnerId: string | null;
+  orgId: string | null;
+  role: Role;
+  orgAccess: OrgAccess | null;
+  orgIds: string[];
+  mfaEnabled: boolean;
+  lastLoginAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateUserInput {
+  email: string;
+  name: string;
+  password: string;
+  scope: UserScope;
+  role: Role;
+  partnerId?: string;
+  orgId?: string;
+  orgAccess?: OrgAccess;
+  orgIds?: string[];
+}
+
+export interface UpdateUserInput {
+  email?: string;
+  name?: string;
+  password?: string;
+  role?: Role;
+  orgAccess?: OrgAccess;
+  orgIds?: string[];
+}
+
+export interface ListUsersQuery {
+  page?: number;
+  limit?: number;
+  partnerId?: string;
+  orgId?: string;
+  scope?: UserScope;
+}
+
+export function userView(row: UserRow): UserView {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    scope: row.scope,
+    partnerId: row.partner_id,
+    orgId: row.org_id,
+    role: row.role,
+    orgAccess: row.scope === 'partner' ? row.org_access : null,
+    orgIds: row.scope === 'partner' && row.org_access === 'selected' ? row.org_ids : [],
+    mfaEnabled: row.mfa_enabled,
+    lastLoginAt: row.last_login_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const denied = (detail: string) => new AppError('PERMISSION_DENIED', detail);
+
+/** Whether the caller holds at least the organization access described (never grant more). */
+function accessCovers(caller: Caller, access: OrgAccess, orgIds: readonly string[]): boolean {
+  if (caller.scope === 'system') return true;
+  if (caller.scope !== 'partner') return false;
+  if (caller.tenant.scope === 'partner' && caller.tenant.allOrgs) return true;
+  if (access === 'all') return false;
+  return access === 'none' || orgIds.every((id) => caller.canAccessOrg(id));
+}
+
+function isDuplicateEmail(err: unknown): boolean {
+  return (err as { code?: string }).code === '23505';
+}
+
+export function createUsersService(deps: { db: Database; callers: CallerResolver; now: () => number }) {
+  const { db, callers, now } = deps;
+
+  async function create(caller: Caller, input: CreateUserInput): Promise<UserView> {
+    if (!roleCovers(caller.role as Role, input.role)) throw denied('You cannot grant a role above your own');
+    let partnerId: string | null = null;
+    let orgId: string | null = null;
+    const orgAccess: OrgAccess = input.scope === 'partner' ? (input.orgAccess ?? 'all') : 'none';
+    const orgIds = input.scope === 'partner' && orgAccess === 'selected' ? [...new Set(input.orgIds ?? [])] : [];
+
+    if (input.scope !== 'partner' && (input.orgAccess !== undefined || input.orgIds !== undefined)) {
+      throw new AppError('VALIDATION_FAILED', 'orgAccess and orgIds apply only to partner-scope users');
+    }
+    if (input.scope === 'partner' && orgAccess !== 'selected' && input.orgIds?.length) {
+      throw new AppError('VALIDATION_FAILED', 'orgIds is only allowed with orgAccess "selected"');
+    }
+
+    return withTenant(db, caller.tenant, async (tx) => {
+      if (input.scope === 'system') {
+        if (caller.scope !== 'system') throw denied('Only system-scope users can create system-scope users');
+        if (input.partnerId || input.orgId) throw new AppError('VALIDATION_FAILED', 'System-scope users belong to no partner or organization');
+      } else if (input.scope === 'partner') {
+        if (input.orgId) throw new AppError('VALIDATION_FAILED', 'Partner-scope users belong to no single organization: use orgAccess/orgIds');
+        if (caller.scope === 'organization') throw denied('Organization-scope users can only create users of their organization');
+        partnerId = caller.scope === 'partner' ? caller.partnerId : (input.partnerId ?? null);
+        if (!partnerId) throw new AppError('VALIDATION_FAILED', 'partnerId is required for partner-scope users');
+        if (caller.scope === 'partner' && input.partnerId && input.partnerId !== caller.partnerId) {
+          throw denied('You can only create users of your own partner');
+        }
+        if (!(await users.partnerStatus(tx, partnerId))) throw notFound('Partner');
+        if (!accessCovers(caller, orgAccess, orgIds)) throw denied('You cannot grant access to organizations you cannot reach');
+        const found = await users.liveOrganizations(tx, orgIds);
+        if (found.length !== orgIds.length || found.some((o) => o.partner_id !== partnerId)) {
+          throw new AppError('VALIDATION_FAILED', 'orgIds must name live organizations of the user’s partner');
+        }
+      } else {
+        orgId = caller.scope === 'organization' ? caller.orgId : (input.orgId ?? null);
+        if (!orgId) throw new AppError('VALIDATION_FAILED', 'orgId is required for organization-scope users');
+        if (input.orgId && !caller.canAccessOrg(input.orgId)) throw denied('You cannot create users in an organization outside your reach');
+        const [org] = await users.liveOrganizations(tx, [orgId]);
+        if (!org) throw caller.scope === 'system' ? notFound('Organization') : denied('You cannot create users in an organization outside your reach');
+        if (input.partnerId && input.partnerId !== org.partner_id) {
+          throw new AppError('VALIDATION_FAILED', 'partnerId does not match the organization’s partner');
+        }
+        partnerId = org.partner_id;
+      }
+      try {
+        const row = await users.insertUser(tx, {
+          email: input.email.trim(),
+          name: input.name,
+          passwordHash: await hashPassword(input.password),
+          scope: input.scope,
+          partnerId,
+          orgId,
+          role: input.role,
+          orgAccess,
+          orgIds,
+        });
+        return userView(row);
+      } catch (err) {
+        if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
+        throw err;
+      }
+    });
+  }
+
+  async function list(caller: Caller, query: ListUsersQuery & { skipCount?: boolean }): Promise<PaginatedResult<UserView>> {
+    const page = pageOf(query);
+    return withTenant(db, caller.tenant, async (tx) => {
+      const filter: users.UserListFilter = {};
+      if (query.partnerId) filter.partnerId = query.partnerId;
+      if (query.orgId) filter.orgId = query.orgId;
+      if (query.scope) filter.scope = query.scope;
+      const { rows, total } = await users.listUsers(tx, filter, page.limit, page.offset, !query.skipCount);
+      return paginated(rows.map(userView), page, total);
+    });
+  }
+
+  async function get(caller: Caller, id: string): Promise<UserView> {
+    const row = await withTenant(db, caller.tenant, (tx) => users.findUserById(tx, id));
+    if (!row) throw notFound('User');
+    return userView(row);
+  }
+
+  /** A visible user the caller may manage: holds no more than the caller. */
+  function assertManageable(caller: Caller, target: UserRow): void {
+    if (!roleCovers(caller.role as Role, target.role)) throw denied('You cannot change a user whose role is above yours');
+    if (target.scope === 'partner' && !accessCovers(caller, target.org_access, target.org_ids)) {
+      throw denied('You cannot change a user who reaches organizations you cannot');
+    }
+  }
+
+  async function update(caller: Caller, id: string, input: UpdateUserInput): Promise<UserView> {
+    if (Object.values(input).every((v) => v === undefined)) {
+      throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one of email, name, password, role, orgAccess, orgIds');
+    }
+    const changesAccess = input.role !== undefined || input.orgAccess !== undefined || input.orgIds !== undefined;
+    if (changesAccess && id === caller.id) throw denied('You cannot change your own role or organization access');
+    if (input.role !== undefined && !roleCovers(caller.role as Role, input.role)) throw denied('You cannot grant a role above your own');
+
+    const view = await withTenant(db, caller.tenant, async (tx) => {
+      const target = await users.findUserById(tx, id);
+      if (!target) throw notFound('User');
+      assertManageable(caller, target);
+      const changes: users.UserChanges = {};
+      if (input.email !== undefined) changes.email = input.email.trim();
+      if (input.name !== undefined) changes.name = input.name;
+      if (input.role !== undefined) changes.role = input.role;
+      if (input.orgAccess !== undefined || input.orgIds !== undefined) {
+        if (target.scope !== 'partner') throw new AppError('VALIDATION_FAILED', 'orgAccess and orgIds apply only to partner-scope users');
+        const access = input.orgAccess ?? target.org_access;
+        const ids = access === 'selected' ? [...new Set(input.orgIds ?? target.org_ids)] : [];
+        if (access !== 'selected' && input.orgIds?.length) throw new AppError('VALIDATION_FAILED', 'orgIds is only allowed with orgAccess "selected"');
+        if (!accessCovers(caller, access, ids)) throw denied('You cannot grant access to organizations you cannot reach');
+        const found = await users.liveOrganizations(tx, ids);
+        if (found.length !== ids.length || found.some((o) => o.partner_id !== target.partner_id)) {
+          throw new AppError('VALIDATION_FAILED', 'orgIds must name live organizations of the user’s partner');
+        }
+        changes.orgAccess = access;
+        changes.orgIds = ids;
+      }
+      if (input.password !== undefined) {
+        changes.passwordHash = await hashPassword(input.password);
+        await revokeUserSessions(tx, id, 'password changed', new Date(now()), id === caller.id ? caller.sessionId : null);
+      }
+      try {
+        const row = await users.updateUser(tx, id, changes);
+        if (!row) throw notFound('User');
+        return userView(row);
+      } catch (err) {
+        if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
+        throw err;
+      }
+    });
+    callers.announceChange('user updated');
+    return view;
+  }
+
+  async function remove(caller: Caller, id: string): Promise<{ success: true }> {
+    if (id === caller.id) throw denied('You cannot delete your own account');
+    await withTenant(db, caller.tenant, async (tx) => {
+      const target = await users.findUserById(tx, id);
+      if (!target) throw notFound('User');
+      assertManageable(caller, target);
+      const at = new Date(now());
+      await users.softDeleteUser(tx, id, at);
+      await revokeUserSessions(tx, id, 'user deleted', at, null);
+    });
+    callers.announceChange('user deleted');
+    return { success: true };
+  }
+
+  return { create, list, get, update, remove };
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;

@@ -1,0 +1,70 @@
+// Builds the service for a test file, on the run's PostgreSQL database (TEST_DATABASE_URL, set by
+// `npm test`) or on an in-memory PGlite, with a clock the test can move.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+
+export type Backend = 'postgres' | 'pglite';
+
+export interface TestClock {
+  now: () => number;
+  advance(ms: number): void;
+}
+
+export function testClock(start = Date.now()): TestClock {
+  let offset = 0;
+  return { now: () => start + offset + (Date.now() - start), advance: (ms) => { offset += ms; } };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Database;
+  config: Config;
+  clock: TestClock;
+  close(): Promise<void>;
+}
+
+/** The backends a test file should cover: PostgreSQL when the runner provides it, and PGlite. */
+export function backends(): Backend[] {
+  return process.env.TEST_DATABASE_URL ? ['postgres', 'pglite'] : ['pglite'];
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dms-test-')),
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    ENROLLMENT_KEY_PEPPER: randomBytes(32).toString('hex'),
+    APP_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+}
+
+export async function openTestDatabase(backend: Backend = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'): Promise<Database> {
+  const url = backend === 'postgres' ? process.env.TEST_DATABASE_URL! : null;
+  return openDatabase({ url, pgliteDir: 'memory://', poolSize: 10 });
+}
+
+export async function testApp(options: { backend?: Backend; env?: Record<string, string>; db?: Database } = {}): Promise<TestApp> {
+  const db = options.db ?? (await openTestDatabase(options.backend));
+  const config = testConfig(options.env);
+  const clock = testClock();
+  const app = await buildApp({ config, db, now: clock.now });
+  await app.ready();
+  return {
+    app,
+    db,
+    config,
+    clock,
+    async close() {
+      await app.close();
+      if (!options.db) await db.close();
+    },
+  };
+}

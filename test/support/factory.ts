@@ -1,0 +1,105 @@
+// Builds tenants and users straight into the database (system scope), so every test owns its data
+// and tests never depend on each other or on order.
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../src/db/database.js';
+import { SYSTEM_SCOPE, withTenant } from '../../src/db/tenant-scope.js';
+import { hashPassword } from '../../src/identity/passwords.js';
+
+const unique = () => randomBytes(5).toString('hex');
+export const TEST_PASSWORD = 'correct horse battery staple';
+let passwordHash: Promise<string> | null = null;
+
+export interface TestPartner { id: string; slug: string }
+export interface TestOrg { id: string; partnerId: string }
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  scope: 'system' | 'partner' | 'organization';
+  partnerId: string | null;
+  orgId: string | null;
+}
+
+export async function createPartner(db: Database, opts: { status?: string } = {}): Promise<TestPartner> {
+  const slug = `partner-${unique()}`;
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into partners (name, slug, status) values ($1, $2, $3) returning id`,
+      [`Partner ${slug}`, slug, opts.status ?? 'active'],
+    );
+    return { id: rows[0]!.id, slug };
+  });
+}
+
+export async function createOrg(db: Database, partnerId: string, opts: { status?: string; deleted?: boolean } = {}): Promise<TestOrg> {
+  const slug = `org-${unique()}`;
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into organizations (partner_id, name, slug, status, deleted_at) values ($1, $2, $3, $4, $5) returning id`,
+      [partnerId, `Org ${slug}`, slug, opts.status ?? 'active', opts.deleted ? new Date() : null],
+    );
+    return { id: rows[0]!.id, partnerId };
+  });
+}
+
+export async function createSite(db: Database, orgId: string): Promise<{ id: string }> {
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(`insert into sites (org_id, name) values ($1, $2) returning id`, [orgId, `Site ${unique()}`]);
+    return { id: rows[0]!.id };
+  });
+}
+
+export async function createUser(
+  db: Database,
+  opts: {
+    scope: 'system' | 'partner' | 'organization';
+    role?: 'admin' | 'technician' | 'readonly';
+    partnerId?: string;
+    orgId?: string;
+    orgAccess?: 'all' | 'selected' | 'none';
+    orgIds?: string[];
+  },
+): Promise<TestUser> {
+  passwordHash ??= hashPassword(TEST_PASSWORD);
+  const email = `user-${unique()}@example.test`;
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    let partnerId = opts.partnerId ?? null;
+    if (opts.scope === 'organization' && !partnerId) {
+      const { rows } = await tx.query<{ partner_id: string }>(`select partner_id from organizations where id = $1`, [opts.orgId]);
+      partnerId = rows[0]!.partner_id;
+    }
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into users (email, name, password_hash, scope, partner_id, org_id, role, org_access, org_ids)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid[]) returning id`,
+      [
+        email,
+        `User ${email}`,
+        await passwordHash,
+        opts.scope,
+        opts.scope === 'system' ? null : partnerId,
+        opts.scope === 'organization' ? opts.orgId : null,
+        opts.role ?? 'admin',
+        opts.scope === 'partner' ? (opts.orgAccess ?? 'all') : 'none',
+        opts.orgIds ?? [],
+      ],
+    );
+    return {
+      id: rows[0]!.id,
+      email,
+      password: TEST_PASSWORD,
+      scope: opts.scope,
+      partnerId: opts.scope === 'system' ? null : partnerId,
+      orgId: opts.orgId ?? null,
+    };
+  });
+}
+
+/** A partner with two organizations and an admin of every scope, the usual cast of a test. */
+export async function createTenant(db: Database) {
+  const partner = await createPartner(db);
+  const orgA = await createOrg(db, partner.id);
+  const orgB = await createOrg(db, partner.id);
+  const partnerAdmin = await createUser(db, { scope: 'partner', partnerId: partner.id, orgAccess: 'all' });
+  const orgAdmin = await createUser(db, { scope: 'organization', orgId: orgA.id });
+  return { partner, orgA, orgB, partnerAdmin, orgAdmin };
+}
