@@ -32,6 +32,8 @@ export interface AppOptions {
   pgliteDir?: string;
   /** Called once when the bootstrap admin was created. */
   onBootstrap?: (result: BootstrapResult) => void;
+  /** Where log lines go (default stdout); tests read them to prove secrets stay out. */
+  logStream?: NodeJS.WritableStream;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -63,7 +65,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
 
   const app = Fastify({
-    logger: { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
@@ -83,6 +89,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
   // Bodiless POSTs (rotate, MFA setup) are often sent with a JSON content type: treat empty as no body.
+  // JSON everywhere (API.md): other bodies are 415, not parsed as text.
+  app.removeContentTypeParser('text/plain');
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);

@@ -51,11 +51,13 @@ export async function openTestDatabase(backend: Backend = process.env.TEST_DATAB
   return openDatabase({ url, pgliteDir: 'memory://', poolSize: 10 });
 }
 
-export async function testApp(options: { backend?: Backend; env?: Record<string, string>; db?: Database } = {}): Promise<TestApp> {
+export async function testApp(
+  options: { backend?: Backend; env?: Record<string, string>; db?: Database; logStream?: NodeJS.WritableStream } = {},
+): Promise<TestApp> {
   const db = options.db ?? (await openTestDatabase(options.backend));
   const config = testConfig(options.env);
   const clock = testClock();
-  const app = await buildApp({ config, db, now: clock.now });
+  const app = await buildApp({ config, db, now: clock.now, ...(options.logStream ? { logStream: options.logStream } : {}) });
   await app.ready();
   return {
     app,

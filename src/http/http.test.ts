@@ -1,0 +1,158 @@
+// The HTTP foundation: problem+json for every failure (ours and Fastify's), request ids, health,
+// OpenAPI, a database that goes away, the client-IP rule, pagination maths and log redaction.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PassThrough } from 'node:stream';
+import Fastify from 'fastify';
+import { backends, testApp, type TestApp } from '../../test/support/app.js';
+import { createUser } from '../../test/support/factory.js';
+import { assertProblem, login } from '../../test/support/clients.js';
+import { clientIp } from './client-ip.js';
+import { installErrorHandling } from './error-handler.js';
+import { pageOf, paginated } from './pagination.js';
+
+describe('HTTP foundation', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp();
+  });
+  after(() => t.close());
+
+  it('answers unknown routes with a problem and a request id', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/nowhere?x=1' });
+    const body = assertProblem(res, 404, 'NOT_FOUND');
+    assert.equal(body.detail, 'Route GET /api/v1/nowhere not found');
+  });
+
+  it('echoes a well-formed X-Request-Id and replaces a malformed one', async () => {
+    const echoed = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-123.abc' } });
+    assert.equal(echoed.headers['x-request-id'], 'trace-123.abc');
+    const replaced = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\u0001' } });
+    assert.match(String(replaced.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  it('turns malformed, oversized and mistyped bodies into 4xx problems', async () => {
+    const login = (payload: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+      t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, headers });
+    assert.match(String(assertProblem(await login('{"email": '), 400, 'VALIDATION_FAILED').detail), /not valid JSON/);
+    assertProblem(await login('{"__proto__": {"x": 1}, "email": "a", "password": "b"}'), 400, 'VALIDATION_FAILED');
+    assertProblem(await login(JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(1024 * 1024) })), 413, 'PAYLOAD_TOO_LARGE');
+    assertProblem(await login('email=a', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    assertProblem(await login('[]'), 400, 'VALIDATION_FAILED');
+    const typed = assertProblem(await login(JSON.stringify({ email: 1, password: 'x' })), 400, 'VALIDATION_FAILED');
+    assert.deepEqual(typed.errors, [{ path: 'body.email', message: 'must be string' }]);
+  });
+
+  it('serves health, readiness and the OpenAPI document', async () => {
+    assert.deepEqual((await t.app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' });
+    assert.deepEqual((await t.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready' });
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    assert.equal(doc.openapi, '3.1.0');
+    for (const path of ['/api/v1/auth/login', '/api/v1/auth/me', '/api/v1/users', '/api/v1/users/{id}', '/healthz', '/readyz']) {
+      assert.ok(doc.paths[path], `${path} missing from OpenAPI`);
+    }
+    assert.deepEqual(doc.paths['/api/v1/auth/me'].get.security, [{ bearerAuth: [] }]);
+    assert.ok(doc.components.schemas.Problem);
+    assert.ok(doc.paths['/api/v1/users'].post.responses['4XX']);
+    const ui = await t.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(ui.statusCode, 200);
+    assert.match(ui.body, /swagger/i);
+  });
+
+  it('keeps secrets out of the logs', async () => {
+    const stream = new PassThrough();
+    let output = '';
+    stream.on('data', (chunk) => (output += chunk));
+    const logged = await testApp({ db: t.db, env: { LOG_LEVEL: 'trace' }, logStream: stream });
+    try {
+      const user = await createUser(t.db, { scope: 'system' });
+      const session = await login(logged.app, user);
+      await logged.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { authorization: `Bearer ${session.accessToken}`, 'x-api-key': 'svc_secretvalue' } });
+      await logged.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: session.refreshToken } });
+    } finally {
+      await logged.close();
+    }
+    assert.ok(output.includes('request completed'), 'expected request logs');
+    for (const secret of ['correct horse battery staple', 'svc_secretvalue', 'Bearer ', 'rt_']) {
+      assert.ok(!output.includes(secret), `log output contains ${secret}`);
+    }
+  });
+});
+
+for (const backend of backends()) {
+  describe(`database outage on ${backend}`, () => {
+    it('answers 503 problems instead of crashing', async () => {
+      const t = await testApp({ backend });
+      const user = await createUser(t.db, { scope: 'system' });
+      const session = await login(t.app, user);
+      await t.db.close();
+      assertProblem(await t.app.inject({ method: 'GET', url: '/readyz' }), 503, 'SERVICE_UNAVAILABLE');
+      assertProblem(
+        await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } }),
+        503,
+        'SERVICE_UNAVAILABLE',
+      );
+      assertProblem(
+        await t.app.inject({ method: 'GET', url: '/api/v1/users', headers: { authorization: `Bearer ${session.accessToken}` } }),
+        503,
+        'SERVICE_UNAVAILABLE',
+      );
+      await t.app.close();
+    });
+  });
+}
+
+describe('unexpected errors', () => {
+  it('answer 500 INTERNAL without the message or a stack', async () => {
+    const app = Fastify({ logger: false });
+    installErrorHandling(app);
+    app.get('/boom', async () => {
+      throw new Error('select * from secrets where password = hunter2');
+    });
+    const res = await app.inject({ method: 'GET', url: '/boom' });
+    assert.equal(res.statusCode, 500);
+    assert.equal(res.json().code, 'INTERNAL');
+    assert.equal(res.json().detail, 'An unexpected error occurred');
+    assert.ok(!res.body.includes('hunter2') && !res.body.includes('at '), res.body);
+  });
+});
+
+describe('client IP', () => {
+  async function ipApp(trust: boolean) {
+    const app = Fastify();
+    app.get('/ip', async (request) => ({ ip: clientIp(request, trust) }));
+    return app;
+  }
+  const headers = { 'x-forwarded-for': '203.0.113.7, 10.0.0.1', 'x-real-ip': '198.51.100.2' };
+
+  it('uses the socket address unless proxy headers are trusted', async () => {
+    const app = await ipApp(false);
+    const res = await app.inject({ method: 'GET', url: '/ip', headers, remoteAddress: '192.0.2.1' });
+    assert.equal(res.json().ip, '192.0.2.1');
+  });
+
+  it('follows SPEC order when trusted: CDN header, x-forwarded-for, x-real-ip', async () => {
+    const app = await ipApp(true);
+    const ip = async (h: Record<string, string>) => (await app.inject({ method: 'GET', url: '/ip', headers: h, remoteAddress: '192.0.2.1' })).json().ip;
+    assert.equal(await ip({ ...headers, 'cf-connecting-ip': '2001:db8::1' }), '2001:db8::1');
+    assert.equal(await ip(headers), '203.0.113.7');
+    assert.equal(await ip({ 'x-real-ip': '198.51.100.2' }), '198.51.100.2');
+    assert.equal(await ip({ 'x-forwarded-for': 'not-an-ip' }), '192.0.2.1');
+    assert.equal(await ip({}), '192.0.2.1');
+  });
+});
+
+describe('pagination', () => {
+  it('clamps page and limit as SPEC does', () => {
+    assert.deepEqual(pageOf({}), { page: 1, limit: 50, offset: 0 });
+    assert.deepEqual(pageOf({ page: -3, limit: 0 }), { page: 1, limit: 1, offset: 0 });
+    assert.deepEqual(pageOf({ page: 3, limit: 500 }), { page: 3, limit: 100, offset: 200 });
+    assert.deepEqual(pageOf({ limit: 5000 }, 1000), { page: 1, limit: 1000, offset: 0 });
+    assert.ok(Number.isSafeInteger(pageOf({ page: 1e20, limit: 100 }).offset));
+  });
+
+  it('builds the list envelope with totals or nulls', () => {
+    assert.deepEqual(paginated([1, 2], pageOf({ limit: 2 }), 5).pagination, { page: 1, limit: 2, total: 5, totalPages: 3 });
+    assert.deepEqual(paginated([], pageOf({}), null).pagination, { page: 1, limit: 50, total: null, totalPages: null });
+  });
+});
