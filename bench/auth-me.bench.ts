@@ -1,6 +1,6 @@
 // Issue 3: JWT-authenticated GET /api/v1/auth/me against a bare Fastify route returning the same
 // JSON. Targets: >= 0.4x the bare requests/s at saturation; p99 under 10 ms (fixed-rate pass).
-import { createDatabase, load, median, round, startProcess, FIXED_RATE, RUNS, SATURATION_CONNECTIONS, type LoadResult, type Row } from './harness.js';
+import { createDatabase, fixedRate, load, median, round, startProcess, FIXED_RATE, RUNS, SATURATION_CONNECTIONS, type LoadResult, type Row } from './harness.js';
 
 export const name = 'auth-me';
 
@@ -9,11 +9,11 @@ export async function run(): Promise<Row[]> {
   const password = 'bench-password-123';
   const service = await startProcess('src/main.ts', {
     DATABASE_URL: database.url,
-    PORT: '0',
     DATA_DIR: `/tmp/dms-bench-${process.pid}`,
     BOOTSTRAP_ADMIN_EMAIL: 'bench@example.test',
     BOOTSTRAP_ADMIN_PASSWORD: password,
-  }, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/);
+    ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
+  });
   let bare: Awaited<ReturnType<typeof startProcess>> | null = null;
   try {
     const login = await fetch(`${service.url}/api/v1/auth/login`, {
@@ -24,7 +24,7 @@ export async function run(): Promise<Row[]> {
     const { accessToken } = (await login.json()) as { accessToken: string };
     const headers = { authorization: `Bearer ${accessToken}` };
     const me = await (await fetch(`${service.url}/api/v1/auth/me`, { headers })).text();
-    bare = await startProcess('bench/bare-server.ts', { PORT: '0', BARE_BODY: me }, /listening (\d+)/);
+    bare = await startProcess('bench/bare-server.ts', { BARE_BODY: me }, '/bare');
     const bareUrl = `${bare.url}/bare`;
     const meUrl = `${service.url}/api/v1/auth/me`;
 
@@ -36,12 +36,12 @@ export async function run(): Promise<Row[]> {
     for (let i = 0; i < RUNS; i++) {
       const bareSat = await load(bareUrl, { connections: SATURATION_CONNECTIONS });
       const meSat = await load(meUrl, { connections: SATURATION_CONNECTIONS, headers });
-      const bareRate = await load(bareUrl, { connections: 1, rate: FIXED_RATE });
-      const meRate = await load(meUrl, { connections: 1, rate: FIXED_RATE, headers });
+      const bareRate = await fixedRate(bareUrl, { rate: FIXED_RATE });
+      const meRate = await fixedRate(meUrl, { rate: FIXED_RATE, headers });
       for (const r of [meSat, meRate]) if (r.non2xx || r.errors) throw new Error(`/auth/me answered ${r.non2xx} non-2xx and ${r.errors} errors`);
       runs.push({ bareSat, meSat, bareRate, meRate });
     }
-    const m = (pick: (r: (typeof runs)[number]) => number) => round(median(runs.map(pick)));
+    const m = (pick: (r: (typeof runs)[number]) => number) => round(median(runs.map(pick)), 3);
     const rps = m((r) => r.meSat.rps);
     const bareRps = m((r) => r.bareSat.rps);
     const ratio = round(rps / bareRps);

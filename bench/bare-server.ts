@@ -6,5 +6,4 @@ const body = JSON.parse(process.env.BARE_BODY ?? '{"status":"ok"}') as unknown;
 const app = Fastify({ logger: false });
 app.get('/bare', async () => body);
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
-process.stdout.write(`listening ${(app.server.address() as { port: number }).port}\n`);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

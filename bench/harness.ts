@@ -3,6 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import http from 'node:http';
+import net from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
@@ -45,35 +47,51 @@ export async function createDatabase(): Promise<{ url: string; drop(): Promise<v
   };
 }
 
-/** Starts a TypeScript entry point as a child process and waits until it listens. */
-export function startProcess(entry: string, env: Record<string, string>, ready: RegExp): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = ready.exec(output);
-      if (match) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
-        resolve({
-          url: `http://127.0.0.1:${match[1]}`,
-          process: child,
-          stop: () => new Promise((done) => {
-            child.once('exit', () => done());
-            child.kill('SIGTERM');
-          }),
-        });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}:\n${output}`)));
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts a TypeScript entry point on a free port and waits until `readyPath` answers 200. */
+export async function startProcess(entry: string, env: Record<string, string>, readyPath = '/healthz'): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? 1));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`${entry} exited with ${exited}: ${stderr}`);
+    try {
+      if ((await fetch(url + readyPath)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${entry} did not become ready within 60 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    process: child,
+    stop: () =>
+      new Promise((done) => {
+        if (exited !== null) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 export interface LoadResult {
@@ -99,6 +117,48 @@ export async function load(url: string, options: { headers?: Record<string, stri
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
+}
+
+/**
+ * The fixed-rate latency pass (DESIGN.md §8): one keep-alive connection, one request every
+ * 1000/rate ms, each timed in microseconds from its scheduled start, so a slow response that
+ * delays the next request counts against that request too (no coordinated omission).
+ */
+export async function fixedRate(url: string, options: { headers?: Record<string, string>; rate: number; duration?: number }): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const target = new URL(url);
+  const interval = 1000 / options.rate;
+  const total = Math.round((options.duration ?? DURATION_S) * options.rate);
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  const started = performance.now();
+  const send = () =>
+    new Promise<number>((resolve) => {
+      const req = http.request(
+        { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, headers: options.headers ?? {} },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+  for (let i = 0; i < total; i++) {
+    const scheduled = started + i * interval;
+    const wait = scheduled - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 1));
+    while (performance.now() < scheduled); // timers fire up to a millisecond early: spin out the rest
+    const status = await send();
+    latencies.push(performance.now() - scheduled);
+    if (status === 0) errors++;
+    else if (status < 200 || status >= 300) non2xx++;
+  }
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!, 3);
+  return { rps: total / ((performance.now() - started) / 1000), p50: pct(0.5), p99: pct(0.99), non2xx, errors };
 }
 
 export function median(values: number[]): number {

@@ -2,6 +2,7 @@
 // plugins and modules. The only file that knows every module.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { pino } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from './config.js';
@@ -39,20 +40,15 @@ export interface AppOptions {
 const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-// Secrets never reach the logs, whatever a log line happens to include.
+// Secrets never reach the logs. Paths are explicit (top level, body, req.body, credential
+// headers): wildcard paths cost ~4 µs on every log line, more than half of a cached request's
+// logging, and we never log request bodies or headers beyond these places anyway.
+const SECRET_FIELDS = ['password', 'accessToken', 'refreshToken', 'mfaToken', 'secret', 'authToken', 'enrollmentKey', 'key', 'code'];
 const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
-  '*.password',
-  '*.accessToken',
-  '*.refreshToken',
-  '*.mfaToken',
-  '*.secret',
-  '*.authToken',
-  '*.enrollmentKey',
-  '*.key',
-  '*.code',
+  ...SECRET_FIELDS.flatMap((field) => [field, `body.${field}`, `req.body.${field}`]),
 ];
 
 function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
@@ -68,7 +64,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: {
       level: config.logLevel,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Buffered, asynchronous writes: a synchronous write per access-log line cost more than the
+      // rest of a cached request. pino flushes the buffer on exit.
+      stream: options.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
     },
     // One access-log line per request (below) instead of Fastify's two.
     disableRequestLogging: true,

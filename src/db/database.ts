@@ -7,7 +7,7 @@ import pg from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { AppError } from '../errors.js';
-import { migrate, type MigrationConnection } from './migrate.js';
+import { migrate, migrationConnection } from './migrate.js';
 
 /** The non-superuser role every request runs as; created by the first migration. */
 export const APP_ROLE = 'dms_app';
@@ -89,7 +89,11 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
     throw new Error(`cannot connect to DATABASE_URL: ${(err as Error).message}`);
   }
   try {
-    await migrate(pgMigrationConnection(admin), options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, options.log);
+    const connection = migrationConnection(
+      (sql) => admin.query(sql),
+      async (sql, params) => (await admin.query(sql, params as unknown[])).rows,
+    );
+    await migrate(connection, options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, options.log);
   } finally {
     await admin.end();
   }
@@ -153,27 +157,6 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
   return database;
 }
 
-function pgMigrationConnection(client: pg.Client): MigrationConnection {
-  return {
-    async exec(sql) {
-      await client.query(sql);
-    },
-    async query(sql, params) {
-      return (await client.query(sql, params as unknown[])).rows;
-    },
-    async inTransaction(fn) {
-      await client.query('BEGIN');
-      try {
-        await fn();
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      }
-    },
-  };
-}
-
 async function openPglite(options: DatabaseOptions): Promise<Database> {
   const dir = options.pgliteDir;
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
@@ -182,24 +165,10 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     parsers: { [pgliteTypes.DATE]: (v: string) => v },
   });
   let closed = false;
-  const connection: MigrationConnection = {
-    async exec(sql) {
-      await db.exec(sql);
-    },
-    async query(sql, params) {
-      return (await db.query<Record<string, unknown>>(sql, params as unknown[])).rows;
-    },
-    async inTransaction(fn) {
-      await db.exec('BEGIN');
-      try {
-        await fn();
-        await db.exec('COMMIT');
-      } catch (err) {
-        await db.exec('ROLLBACK');
-        throw err;
-      }
-    },
-  };
+  const connection = migrationConnection(
+    (sql) => db.exec(sql),
+    async (sql, params) => (await db.query<Record<string, unknown>>(sql, params as unknown[])).rows,
+  );
   await migrate(connection, options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, options.log);
   // PGlite has one connection and it is a superuser: drop to the app role for good.
   const appRole = options.appRole ?? APP_ROLE;

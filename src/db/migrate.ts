@@ -10,6 +10,29 @@ export interface MigrationConnection {
   inTransaction(fn: () => Promise<void>): Promise<void>;
 }
 
+/** A migration connection over a driver's plain exec/query; BEGIN/COMMIT live only here. */
+export function migrationConnection(
+  exec: (sql: string) => Promise<unknown>,
+  query: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>,
+): MigrationConnection {
+  return {
+    async exec(sql) {
+      await exec(sql);
+    },
+    query,
+    async inTransaction(fn) {
+      await exec('BEGIN');
+      try {
+        await fn();
+        await exec('COMMIT');
+      } catch (err) {
+        await exec('ROLLBACK');
+        throw err;
+      }
+    },
+  };
+}
+
 export interface MigrationFile {
   version: number;
   name: string;

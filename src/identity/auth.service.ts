@@ -6,11 +6,13 @@ import type { Caller } from '../http/auth.js';
 import type { CallerResolver } from './callers.js';
 import { verifyPassword } from './passwords.js';
 import { permissionsOf, type Permission, type Role } from './permissions.js';
+export type { Me } from './schemas.js';
 import * as sessions from './sessions.repo.js';
 import { ACCESS_TOKEN_TTL_SECONDS, hashRefreshToken, newRefreshToken, type TokenService } from './tokens.js';
 import type { TotpService } from './totp.js';
+import type { Me } from './schemas.js';
 import * as users from './users.repo.js';
-import type { UserRow, UserScope } from './users.repo.js';
+import type { UserRow } from './users.repo.js';
 
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 export const LOGIN_MAX_FAILURES = 10;
@@ -21,19 +23,6 @@ const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
 export interface RequestMeta {
   ip: string | null;
   userAgent: string | null;
-}
-
-export interface Me {
-  id: string;
-  email: string;
-  name: string;
-  scope: UserScope;
-  partnerId: string | null;
-  orgId: string | null;
-  role: Role;
-  permissions: Permission[];
-  mfaEnabled: boolean;
-  mfaVerified: boolean;
 }
 
 export interface SessionTokens {

@@ -60,6 +60,17 @@ for (const backend of backends()) {
       await login(t.app, user);
     });
 
+    it('does not let parallel guesses slip past the limit', async () => {
+      const user = await createUser(t.db, { scope: 'system' });
+      const results = await Promise.all(
+        Array.from({ length: 15 }, (_, i) =>
+          t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: `guess-${i}-password` } }),
+        ),
+      );
+      const counts = results.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.statusCode]: (acc[r.statusCode] ?? 0) + 1 }), {});
+      assert.deepEqual(counts, { 401: 10, 429: 5 });
+    });
+
     it('rejects expired, forged, alg:none and tampered access tokens', async () => {
       const user = await createUser(t.db, { scope: 'system' });
       const session = await login(t.app, user);
@@ -154,6 +165,17 @@ for (const backend of backends()) {
       t.clock.advance(6 * 60 * 1000);
       assertProblem(await verify(stale, totpCode(secret, t.clock.now())), 401, 'UNAUTHENTICATED');
       assert.equal((await verify(await challenge(), totpCode(secret, t.clock.now()))).statusCode, 200);
+    });
+
+    it('accepts one of two parallel sign-ins with the same code', async () => {
+      const user = await createUser(t.db, { scope: 'system' });
+      const { totpSecret } = await loginWithMfa(t.app, user, t.clock);
+      t.clock.advance(30_000);
+      const challenges = await Promise.all([1, 2].map(async () =>
+        (await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } })).json().mfaToken as string));
+      const code = totpCode(totpSecret!, t.clock.now());
+      const results = await Promise.all(challenges.map((mfaToken) => t.app.inject({ method: 'POST', url: '/api/v1/auth/mfa/verify', payload: { mfaToken, code } })));
+      assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 401]);
     });
 
     it('refuses to enable MFA without a setup, with a wrong code, or twice', async () => {

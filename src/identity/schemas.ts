@@ -1,5 +1,5 @@
 // Request and response schemas of /auth and /users: the contract, validated in and serialised out.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
 import { ROLES, PERMISSIONS } from './permissions.js';
 
@@ -15,7 +15,8 @@ const OrgAccess = Type.Enum(['all', 'selected', 'none'] as const);
 
 export const IdParams = Type.Object({ id: Uuid });
 
-export const Me = Type.Object({
+// Who a user is: shared by /auth/me and the user resource.
+const UserIdentity = {
   id: Uuid,
   email: Type.String(),
   name: Type.String(),
@@ -23,10 +24,15 @@ export const Me = Type.Object({
   partnerId: NullableUuid,
   orgId: NullableUuid,
   role: Role,
-  permissions: Type.Array(Type.Enum(PERMISSIONS)),
   mfaEnabled: Type.Boolean(),
+};
+
+export const Me = Type.Object({
+  ...UserIdentity,
+  permissions: Type.Array(Type.Enum(PERMISSIONS)),
   mfaVerified: Type.Boolean(),
 });
+export type Me = Static<typeof Me>;
 
 export const SessionTokens = Type.Object({
   accessToken: Type.String(),
@@ -62,20 +68,14 @@ export const MfaEnableBody = Type.Object({ code: Type.String({ minLength: 1, max
 export const Success = Type.Object({ success: Type.Literal(true) });
 
 export const User = Type.Object({
-  id: Uuid,
-  email: Type.String(),
-  name: Type.String(),
-  scope: Scope,
-  partnerId: NullableUuid,
-  orgId: NullableUuid,
-  role: Role,
+  ...UserIdentity,
   orgAccess: Type.Union([OrgAccess, Type.Null()], { description: 'Partner-scope users only' }),
   orgIds: Type.Array(Uuid, { description: 'Organizations reached when orgAccess is "selected"' }),
-  mfaEnabled: Type.Boolean(),
   lastLoginAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+export type UserView = Static<typeof User>;
 
 export const UserList = Paginated(User);
 

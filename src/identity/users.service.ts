@@ -10,23 +10,9 @@ import { hashPassword } from './passwords.js';
 import { roleCovers, type Role } from './permissions.js';
 import { revokeUserSessions } from './sessions.repo.js';
 import * as users from './users.repo.js';
+import type { UserView } from './schemas.js';
+export type { UserView } from './schemas.js';
 import type { OrgAccess, UserRow, UserScope } from './users.repo.js';
-
-export interface UserView {
-  id: string;
-  email: string;
-  name: string;
-  scope: UserScope;
-  partnerId: string | null;
-  orgId: string | null;
-  role: Role;
-  orgAccess: OrgAccess | null;
-  orgIds: string[];
-  mfaEnabled: boolean;
-  lastLoginAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface CreateUserInput {
   email: string;
