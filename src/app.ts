@@ -73,13 +73,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // Requests that arrive while shutting down get a problem body from the hook below instead.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
   installErrorHandling(app);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance');
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
