@@ -126,7 +126,8 @@ function guard(auth: RouteAuth, authenticators: Authenticators) {
       const token = auth.via.includes('jwt') ? bearerToken(request) : null;
       if (token === null) {
         reply.header('www-authenticate', 'Bearer');
-        throw new AppError('UNAUTHENTICATED', 'Authentication required: send Authorization: Bearer <access token>');
+        const how = auth.via.includes('api_key') ? 'Authorization: Bearer <access token> or X-API-Key' : 'Authorization: Bearer <access token>';
+        throw new AppError('UNAUTHENTICATED', `Authentication required: send ${how}`);
       }
       caller = await authenticators.jwt(token, request, reply);
     }

@@ -40,6 +40,12 @@ export async function findUserById(tx: Queryable, id: string): Promise<UserRow |
   return rows[0] ?? null;
 }
 
+/** Whether a live user with this id exists anywhere (run in the system scope). */
+export async function userExists(tx: Queryable, id: string): Promise<boolean> {
+  const { rows } = await tx.query(`select 1 from users where id = $1 and deleted_at is null`, [id]);
+  return rows.length > 0;
+}
+
 export interface NewUser {
   email: string;
   name: string;

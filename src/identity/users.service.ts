@@ -1,7 +1,7 @@
 // Users within the caller's reach (API.md §3): a caller creates and changes users only inside its
 // own tenant and never hands out more than it holds (role, organization access).
 import type { Database } from '../db/database.js';
-import { withTenant } from '../db/tenant-scope.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -160,6 +160,15 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
     return userView(row);
   }
 
+  /**
+   * The error for a change to a user the caller cannot see: API.md §2 makes a change outside the
+   * caller's reach 403, while an id that exists nowhere stays 404.
+   */
+  async function unreachableUser(id: string): Promise<AppError> {
+    const exists = await withTenant(db, SYSTEM_SCOPE, (tx) => users.userExists(tx, id));
+    return exists ? denied('This user is outside your reach') : notFound('User');
+  }
+
   /** A visible user the caller may manage: holds no more than the caller. */
   function assertManageable(caller: Caller, target: UserRow): void {
     if (!roleCovers(caller.role as Role, target.role)) throw denied('You cannot change a user whose role is above yours');
@@ -178,7 +187,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
 
     const view = await withTenant(db, caller.tenant, async (tx) => {
       const target = await users.findUserById(tx, id);
-      if (!target) throw notFound('User');
+      if (!target) return null;
       assertManageable(caller, target);
       const changes: users.UserChanges = {};
       if (input.email !== undefined) changes.email = input.email.trim();
@@ -203,27 +212,29 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
       }
       try {
         const row = await users.updateUser(tx, id, changes);
-        if (!row) throw notFound('User');
-        return userView(row);
+        return row && userView(row);
       } catch (err) {
         if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
         throw err;
       }
     });
+    if (!view) throw await unreachableUser(id);
     callers.announceChange('user updated');
     return view;
   }
 
   async function remove(caller: Caller, id: string): Promise<{ success: true }> {
     if (id === caller.id) throw denied('You cannot delete your own account');
-    await withTenant(db, caller.tenant, async (tx) => {
+    const deleted = await withTenant(db, caller.tenant, async (tx) => {
       const target = await users.findUserById(tx, id);
-      if (!target) throw notFound('User');
+      if (!target) return false;
       assertManageable(caller, target);
       const at = new Date(now());
       await users.softDeleteUser(tx, id, at);
       await revokeUserSessions(tx, id, 'user deleted', at, null);
+      return true;
     });
+    if (!deleted) throw await unreachableUser(id);
     callers.announceChange('user deleted');
     return { success: true };
   }

@@ -67,13 +67,19 @@ describe('users and caller scope', () => {
     assert.equal((await visibleIds('orgAdminA', `orgId=${orgB.id}`)).size, 0);
   });
 
-  it('hides users outside the caller’s reach behind 404', async () => {
+  it('hides users outside the caller’s reach from reads (404) and refuses changes to them (403)', async () => {
     assertProblem(await call('partnerAll')({ method: 'GET', url: `/api/v1/users/${u.orgQUser!.id}` }), 404, 'NOT_FOUND');
     assertProblem(await call('orgAdminA')({ method: 'GET', url: `/api/v1/users/${u.orgAdminB!.id}` }), 404, 'NOT_FOUND');
     assertProblem(await call('partnerSelected')({ method: 'GET', url: `/api/v1/users/${u.orgAdminB!.id}` }), 404, 'NOT_FOUND');
     assert.equal((await call('system')({ method: 'GET', url: `/api/v1/users/${u.orgQUser!.id}` })).statusCode, 200);
-    assertProblem(await call('partnerAll')({ method: 'PATCH', url: `/api/v1/users/${u.orgQUser!.id}`, payload: { name: 'x' } }), 404, 'NOT_FOUND');
-    assertProblem(await call('partnerAll')({ method: 'DELETE', url: `/api/v1/users/${u.otherPartner!.id}` }), 404, 'NOT_FOUND');
+    assertProblem(await call('partnerAll')({ method: 'PATCH', url: `/api/v1/users/${u.orgQUser!.id}`, payload: { name: 'x' } }), 403, 'PERMISSION_DENIED');
+    assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/users/${u.orgAdminB!.id}`, payload: { name: 'x' } }), 403, 'PERMISSION_DENIED');
+    assertProblem(await call('partnerAll')({ method: 'DELETE', url: `/api/v1/users/${u.otherPartner!.id}` }), 403, 'PERMISSION_DENIED');
+    const nobody = '00000000-0000-4000-8000-000000000000';
+    assertProblem(await call('partnerAll')({ method: 'PATCH', url: `/api/v1/users/${nobody}`, payload: { name: 'x' } }), 404, 'NOT_FOUND');
+    assertProblem(await call('partnerAll')({ method: 'DELETE', url: `/api/v1/users/${nobody}` }), 404, 'NOT_FOUND');
+    // The refused change left the user as it was.
+    assert.notEqual((await call('system')({ method: 'GET', url: `/api/v1/users/${u.orgQUser!.id}` })).json().name, 'x');
   });
 
   it('creates users only inside the caller’s reach', async () => {
