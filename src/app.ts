@@ -22,6 +22,17 @@ import { createTokenService } from './identity/tokens.js';
 import { createTotpService } from './identity/totp.js';
 import { usersRoutes } from './identity/users.routes.js';
 import { createUsersService } from './identity/users.service.js';
+import { auditRoutes } from './audit/audit.routes.js';
+import { createAuditService } from './audit/audit.service.js';
+import { createAuditRecorder } from './audit/recorder.js';
+import { createSealer, type Sealer } from './audit/sealer.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit sealer of this instance: tests and shutdown seal pending rows through it. */
+    auditSealer: Sealer;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -130,17 +141,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (ownsDb) await db.close();
     throw err;
   }
+  const sealer = createSealer({ db, log: (err, message) => app.log.error({ err }, message) });
+  sealer.start();
+  app.decorate('auditSealer', sealer);
   app.addHook('onClose', async () => {
+    await sealer.stop();
+    // Seal what is pending before the database goes (best effort: another instance or the next start seals the rest).
+    await sealer.sealNow().catch(() => {});
     await bus.close();
     if (ownsDb) await db.close();
   });
+  const recordAudit = createAuditRecorder({ now, onRecorded: sealer.wake });
 
   const tokens = createTokenService(config.jwtSecret, now);
   const totp = createTotpService(config.encryptionKey);
   const callers = createCallerResolver({ db, tokens, bus, now });
-  const auth = createAuthService({ db, tokens, totp, callers, now });
-  const users = createUsersService({ db, callers, now });
-  const registration = createRegistrationService({ db });
+  const auth = createAuthService({ db, tokens, totp, callers, recordAudit, now });
+  const users = createUsersService({ db, callers, recordAudit, now });
+  const registration = createRegistrationService({ db, recordAudit });
+  const audit = createAuditService({ db });
 
   installAuth(app, { jwt: callers.authenticateJwt });
 
@@ -161,7 +180,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(authRoutes({ auth, registration, trustProxyHeaders: config.trustProxyHeaders, allowPartnerSignup: config.allowPartnerSignup }), { prefix: '/api/v1' });
-  await app.register(usersRoutes({ users }), { prefix: '/api/v1' });
+  await app.register(usersRoutes({ users, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(auditRoutes({ audit }), { prefix: '/api/v1' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
   if (bootstrap) options.onBootstrap?.(bootstrap);

@@ -21,12 +21,27 @@ export interface Queryable {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
 }
 
+/** A transaction: queries, plus work to run once it has committed (never if it rolls back). */
+export interface Transaction extends Queryable {
+  afterCommit(fn: () => void): void;
+}
+
+function runAfterCommit(callbacks: (() => void)[]): void {
+  for (const fn of callbacks) {
+    try {
+      fn();
+    } catch {
+      // after-commit work is best effort (wake-ups, cache invalidation); the commit stands
+    }
+  }
+}
+
 export interface Database {
   readonly kind: 'postgres' | 'pglite';
   /** The role transactions run as. */
   readonly appRole: string;
   /** Runs fn in one transaction on one connection; commits when fn resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -119,17 +134,20 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
       } catch (err) {
         throw classify(err);
       }
-      const tx: Queryable = {
+      const committed: (() => void)[] = [];
+      const tx: Transaction = {
         async query(text, params) {
           const result = await client.query(text, params as unknown[]);
           return { rows: result.rows, rowCount: result.rowCount ?? 0 };
         },
+        afterCommit: (cb) => committed.push(cb),
       };
       try {
         await client.query('BEGIN');
         const result = await fn(tx);
         await client.query('COMMIT');
         client.release();
+        runAfterCommit(committed);
         return result;
       } catch (err) {
         try {
@@ -180,14 +198,18 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     appRole,
     async transaction(fn) {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'The database is closed');
-      return db.transaction(async (ptx) =>
+      const committed: (() => void)[] = [];
+      const result = await db.transaction(async (ptx) =>
         fn({
           async query(text, params) {
             const result = await ptx.query<never>(text, params as unknown[]);
             return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
           },
+          afterCommit: (cb) => committed.push(cb),
         }),
       );
+      runAfterCommit(committed);
+      return result;
     },
     async ping() {
       await database.transaction((tx) => tx.query('select 1'));

@@ -1,6 +1,6 @@
 // The tenant scope a transaction runs under. Row-level security policies read these settings, so
 // a route that forgets a filter still cannot see another tenant's rows (DESIGN.md §3).
-import type { Database, Queryable } from './database.js';
+import type { Database, Queryable, Transaction } from './database.js';
 
 export type TenantScope =
   | { readonly scope: 'system' }
@@ -17,7 +17,7 @@ export type TenantScope =
 /** For work the service does on its own behalf (authentication, bootstrap, workers). */
 export const SYSTEM_SCOPE: TenantScope = Object.freeze({ scope: 'system' });
 
-export function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+export function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
     await applyTenantScope(tx, db.appRole, scope);
     return fn(tx);

@@ -30,3 +30,13 @@ export function clientIp(request: FastifyRequest, trustProxyHeaders: boolean): s
   }
   return normalise(request.socket.remoteAddress);
 }
+
+export interface RequestMeta {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** The client's IP and user agent, as audit entries record them. */
+export function requestMeta(request: FastifyRequest, trustProxyHeaders: boolean): RequestMeta {
+  return { ip: clientIp(request, trustProxyHeaders), userAgent: request.headers['user-agent'] ?? null };
+}

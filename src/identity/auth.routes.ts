@@ -3,9 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { callerOf } from '../http/auth.js';
-import { clientIp } from '../http/client-ip.js';
+import { requestMeta } from '../http/client-ip.js';
 import type { FastifyRequest } from 'fastify';
-import { meOf, type AuthService, type RequestMeta } from './auth.service.js';
+import { meOf, type AuthService } from './auth.service.js';
 import type { RegistrationService } from './registration.service.js';
 import * as S from './schemas.js';
 
@@ -17,10 +17,7 @@ export interface AuthRoutesDeps {
 }
 
 export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
-  const meta = (request: FastifyRequest): RequestMeta => ({
-    ip: clientIp(request, deps.trustProxyHeaders),
-    userAgent: request.headers['user-agent'] ?? null,
-  });
+  const meta = (request: FastifyRequest) => requestMeta(request, deps.trustProxyHeaders);
   const jwt = { via: ['jwt'] } as const;
 
   return async (app) => {
@@ -51,7 +48,7 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
     app.post('/auth/logout', {
       schema: { tags: ['auth'], summary: 'End the session of a refresh token', body: S.RefreshBody, response: { 200: S.Success } },
     }, async (request) => {
-      await deps.auth.logout(request.body.refreshToken);
+      await deps.auth.logout(request.body.refreshToken, meta(request));
       return { success: true as const };
     });
 
@@ -73,7 +70,7 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
         body: S.MfaEnableBody,
         response: { 200: Type.Object({ mfaEnabled: Type.Literal(true) }) },
       },
-    }, (request) => deps.auth.enableMfa(callerOf(request), request.body.code));
+    }, (request) => deps.auth.enableMfa(callerOf(request), request.body.code, meta(request)));
 
     app.post('/auth/register', {
       schema: {
@@ -86,7 +83,7 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
     }, async (request, reply) => {
       if (!deps.allowPartnerSignup) throw new AppError('PERMISSION_DENIED', 'Partner self-signup is disabled on this server');
       reply.status(201);
-      return deps.registration.register(request.body);
+      return deps.registration.register(request.body, meta(request));
     });
   };
 }

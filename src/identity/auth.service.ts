@@ -1,8 +1,10 @@
 // Sign-in, MFA, refresh-token rotation and sign-out (API.md §3).
-import type { Database, Queryable } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError } from '../errors.js';
 import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { actorOf, type AuditEvent, type RecordAudit } from '../audit/recorder.js';
 import type { CallerResolver } from './callers.js';
 import { verifyPassword } from './passwords.js';
 import { permissionsOf, type Permission, type Role } from './permissions.js';
@@ -20,10 +22,7 @@ const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
 
-export interface RequestMeta {
-  ip: string | null;
-  userAgent: string | null;
-}
+export type { RequestMeta } from '../http/client-ip.js';
 
 export interface SessionTokens {
   accessToken: string;
@@ -39,6 +38,7 @@ export interface AuthServiceDeps {
   tokens: TokenService;
   totp: TotpService;
   callers: CallerResolver;
+  recordAudit: RecordAudit;
   now: () => number;
 }
 
@@ -61,31 +61,58 @@ const invalidCredentials = () => new AppError('UNAUTHENTICATED', 'Invalid email 
 const invalidRefreshToken = () => new AppError('UNAUTHENTICATED', 'Refresh token is invalid, expired or revoked');
 
 export function createAuthService(deps: AuthServiceDeps) {
-  const { db, tokens, totp, callers, now } = deps;
-  const system = <T>(fn: (tx: Queryable) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
+  const { db, tokens, totp, callers, recordAudit, now } = deps;
+  const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
   const emailKey = (email: string) => email.trim().toLowerCase();
+
+  /** A sign-in event: in the user's organization chain when it has one, else the platform chain. */
+  function loginEvent(
+    action: 'user.login' | 'user.login.failed' | 'user.logout' | 'user.mfa.enable',
+    user: Pick<UserRow, 'id' | 'email' | 'name' | 'org_id'> | null,
+    attemptedEmail: string,
+    meta: RequestMeta,
+    outcome: { result?: 'failure' | 'denied'; reason?: string; error?: string; details?: Record<string, unknown> } = {},
+  ): AuditEvent {
+    return {
+      orgId: user?.org_id ?? null,
+      actor: { type: 'user', id: user?.id ?? null, email: user?.email ?? attemptedEmail },
+      action,
+      resource: { type: 'user', id: user?.id ?? null, name: user?.name ?? null },
+      details: { ...(action === 'user.login.failed' ? { email: attemptedEmail } : {}), ...(outcome.reason ? { reason: outcome.reason } : {}), ...outcome.details },
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      ...(outcome.result ? { result: outcome.result, errorMessage: outcome.error ?? null } : {}),
+    };
+  }
 
   /**
    * Reserves a slot among the sign-in attempts for an e-mail, or refuses with 429 once 10 failed
-   * (or still-running) attempts fall within 15 minutes. The slot is settled by settleAttempt.
+   * (or still-running) attempts fall within 15 minutes; the refusal is audited. The slot is
+   * settled by the caller: deleted on success, marked failed otherwise.
    */
-  async function reserveAttempt(key: string): Promise<string> {
-    return system(async (tx) => {
+  async function reserveAttempt(key: string, meta: RequestMeta): Promise<{ attemptId: string; user: UserRow | null }> {
+    const outcome = await system(async (tx) => {
       await sessions.lockEmail(tx, key);
       const since = new Date(now() - LOGIN_WINDOW_MS);
       await sessions.pruneAttempts(tx, key, since);
       const recent = await sessions.recentAttempts(tx, key, since);
+      const user = await users.findUserByEmail(tx, key);
       if (recent.count >= LOGIN_MAX_FAILURES) {
         const retryAfter = Math.max(1, Math.ceil((recent.oldest!.getTime() + LOGIN_WINDOW_MS - now()) / 1000));
-        throw new AppError('RATE_LIMITED', `Too many failed sign-in attempts for this account; try again in ${retryAfter} seconds`, {
-          headers: { 'retry-after': String(retryAfter) },
-        });
+        await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'too_many_attempts', error: 'Too many failed sign-in attempts' }));
+        return { retryAfter };
       }
-      return sessions.insertAttempt(tx, key, new Date(now()));
+      return { attemptId: await sessions.insertAttempt(tx, key, new Date(now())), user };
     });
+    if ('retryAfter' in outcome) {
+      throw new AppError('RATE_LIMITED', `Too many failed sign-in attempts for this account; try again in ${outcome.retryAfter} seconds`, {
+        headers: { 'retry-after': String(outcome.retryAfter) },
+      });
+    }
+    return outcome;
   }
 
-  async function issueSession(tx: Queryable, user: UserRow, mfaVerified: boolean, meta: RequestMeta): Promise<SessionTokens> {
+  async function issueSession(tx: Transaction, user: UserRow, mfaVerified: boolean, meta: RequestMeta): Promise<SessionTokens> {
     const at = new Date(now());
     const sessionId = await sessions.insertSession(tx, {
       userId: user.id,
@@ -96,10 +123,11 @@ export function createAuthService(deps: AuthServiceDeps) {
       expiresAt: new Date(at.getTime() + SESSION_TTL_MS),
     });
     await users.touchLastLogin(tx, user.id, at);
+    await recordAudit(tx, loginEvent('user.login', user, user.email, meta, { details: { mfa: mfaVerified, sessionId } }));
     return tokensFor(tx, user, sessionId, mfaVerified);
   }
 
-  async function tokensFor(tx: Queryable, user: UserRow, sessionId: string, mfaVerified: boolean): Promise<SessionTokens> {
+  async function tokensFor(tx: Transaction, user: UserRow, sessionId: string, mfaVerified: boolean): Promise<SessionTokens> {
     const refreshToken = newRefreshToken();
     const at = new Date(now());
     await sessions.insertRefreshToken(tx, sessionId, hashRefreshToken(refreshToken), at, new Date(at.getTime() + REFRESH_TOKEN_TTL_MS));
@@ -125,10 +153,12 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   async function login(email: string, password: string, meta: RequestMeta): Promise<LoginResult> {
     const key = emailKey(email);
-    const attemptId = await reserveAttempt(key);
-    const user = await system((tx) => users.findUserByEmail(tx, key));
+    const { attemptId, user } = await reserveAttempt(key, meta);
     if (!(await verifyPassword(user?.password_hash ?? null, password)) || !user) {
-      await system((tx) => sessions.markAttemptFailed(tx, attemptId));
+      await system(async (tx) => {
+        await sessions.markAttemptFailed(tx, attemptId);
+        await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'failure', reason: 'invalid_credentials', error: 'Invalid email or password' }));
+      });
       throw invalidCredentials();
     }
     if (user.mfa_enabled) {
@@ -143,23 +173,25 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   async function verifyMfa(mfaToken: string, code: string, meta: RequestMeta): Promise<SessionTokens> {
     const userId = await tokens.verifyMfaChallenge(mfaToken);
-    const user = await system((tx) => users.findUserById(tx, userId));
-    if (!user || !user.mfa_enabled || !user.mfa_secret) {
+    const found = await system((tx) => users.findUserById(tx, userId));
+    if (!found || !found.mfa_enabled || !found.mfa_secret) {
       throw new AppError('UNAUTHENTICATED', 'MFA token is invalid or expired; sign in again');
     }
     // Wrong codes count against the same 10-in-15-minutes limit as wrong passwords.
-    const attemptId = await reserveAttempt(emailKey(user.email));
-    const step = totp.matchStep(totp.open(user.mfa_secret), code, now());
+    const { attemptId } = await reserveAttempt(emailKey(found.email), meta);
+    const step = totp.matchStep(totp.open(found.mfa_secret), code, now());
     const outcome = await system(async (tx) => {
-      if (step === null || !(await users.consumeMfaStep(tx, user.id, step))) {
+      if (step === null || !(await users.consumeMfaStep(tx, found.id, step))) {
+        const reason = step === null ? 'mfa_invalid' : 'mfa_replayed';
         await sessions.markAttemptFailed(tx, attemptId);
-        return step === null ? 'wrong' : 'replayed';
+        await recordAudit(tx, loginEvent('user.login.failed', found, found.email, meta, { result: 'failure', reason, error: 'Invalid authentication code' }));
+        return reason;
       }
       await sessions.deleteAttempt(tx, attemptId);
-      return issueSession(tx, user, true, meta);
+      return issueSession(tx, found, true, meta);
     });
-    if (outcome === 'wrong') throw new AppError('MFA_INVALID', 'The authentication code is wrong or expired');
-    if (outcome === 'replayed') throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
+    if (outcome === 'mfa_invalid') throw new AppError('MFA_INVALID', 'The authentication code is wrong or expired');
+    if (outcome === 'mfa_replayed') throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
     return outcome;
   }
 
@@ -188,12 +220,14 @@ export function createAuthService(deps: AuthServiceDeps) {
     return outcome;
   }
 
-  async function logout(refreshToken: string): Promise<void> {
+  async function logout(refreshToken: string, meta: RequestMeta): Promise<void> {
     if (!REFRESH_TOKEN_PATTERN.test(refreshToken)) throw invalidRefreshToken();
     const found = await system(async (tx) => {
       const record = await sessions.lockRefreshToken(tx, hashRefreshToken(refreshToken));
       if (!record) return false;
       await sessions.revokeSession(tx, record.session_id, 'logout', new Date(now()));
+      const user = await users.findUserById(tx, record.user_id);
+      if (user) await recordAudit(tx, loginEvent('user.logout', user, user.email, meta, { details: { sessionId: record.session_id } }));
       return true;
     });
     if (!found) throw invalidRefreshToken();
@@ -211,7 +245,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     });
   }
 
-  async function enableMfa(caller: Caller, code: string): Promise<{ mfaEnabled: true }> {
+  async function enableMfa(caller: Caller, code: string, meta: RequestMeta): Promise<{ mfaEnabled: true }> {
     await system(async (tx) => {
       const user = await users.findUserById(tx, caller.id);
       if (!user) throw new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
@@ -223,6 +257,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (step === null) throw new AppError('MFA_INVALID', 'The authentication code is wrong or expired');
       // The enabling code counts as used (RFC 6238 §5.2): it cannot sign in afterwards.
       await users.activateMfa(tx, user.id, step);
+      await recordAudit(tx, { ...loginEvent('user.mfa.enable', user, user.email, meta), actor: actorOf(caller) });
     });
     callers.announceChange('mfa enabled');
     return { mfaEnabled: true };

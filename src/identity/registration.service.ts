@@ -5,6 +5,8 @@ import { AppError } from '../errors.js';
 import { createPendingPartner } from '../tenancy/partners.service.js';
 import type { PartnerSummary } from '../tenancy/partners.repo.js';
 import { hashPassword } from './passwords.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import type { RecordAudit } from '../audit/recorder.js';
 import * as users from './users.repo.js';
 import { userView, type UserView } from './users.service.js';
 
@@ -15,8 +17,8 @@ export interface RegisterInput {
   password: string;
 }
 
-export function createRegistrationService(deps: { db: Database }) {
-  async function register(input: RegisterInput): Promise<{ partner: PartnerSummary; user: UserView }> {
+export function createRegistrationService(deps: { db: Database; recordAudit: RecordAudit }) {
+  async function register(input: RegisterInput, meta: RequestMeta): Promise<{ partner: PartnerSummary; user: UserView }> {
     const passwordHash = await hashPassword(input.password);
     try {
       return await withTenant(deps.db, SYSTEM_SCOPE, async (tx) => {
@@ -33,6 +35,11 @@ export function createRegistrationService(deps: { db: Database }) {
           orgAccess: 'all',
           orgIds: [],
         });
+        // Self-signup: the new admin is the actor; neither has an organization, so the platform chain records it.
+        const actor = { type: 'user' as const, id: user.id, email: user.email };
+        const common = { orgId: null, actor, ip: meta.ip, userAgent: meta.userAgent };
+        await deps.recordAudit(tx, { ...common, action: 'partner.create', resource: { type: 'partner', id: partner.id, name: partner.name }, details: { slug: partner.slug, status: partner.status, selfSignup: true } });
+        await deps.recordAudit(tx, { ...common, action: 'user.create', resource: { type: 'user', id: user.id, name: user.email }, details: { after: { email: user.email, scope: 'partner', role: 'admin', partnerId: partner.id } } });
         return { partner, user: userView(user) };
       });
     } catch (err) {

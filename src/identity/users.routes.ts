@@ -1,10 +1,11 @@
 // /users: user management inside the caller's reach.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../http/auth.js';
+import { requestMeta } from '../http/client-ip.js';
 import type { UsersService } from './users.service.js';
 import * as S from './schemas.js';
 
-export function usersRoutes(deps: { users: UsersService }): FastifyPluginAsyncTypebox {
+export function usersRoutes(deps: { users: UsersService; trustProxyHeaders: boolean }): FastifyPluginAsyncTypebox {
   const read = { auth: { via: ['jwt'], permission: 'users:read' } } as const;
   const write = { auth: { via: ['jwt'], permission: 'users:write' } } as const;
   return async (app) => {
@@ -18,7 +19,7 @@ export function usersRoutes(deps: { users: UsersService }): FastifyPluginAsyncTy
       schema: { tags: ['users'], summary: 'Create a user', body: S.CreateUserBody, response: { 201: S.User } },
     }, async (request, reply) => {
       reply.status(201);
-      return deps.users.create(callerOf(request), request.body);
+      return deps.users.create(callerOf(request), request.body, requestMeta(request, deps.trustProxyHeaders));
     });
 
     app.get('/users/:id', {
@@ -29,11 +30,11 @@ export function usersRoutes(deps: { users: UsersService }): FastifyPluginAsyncTy
     app.patch('/users/:id', {
       config: write,
       schema: { tags: ['users'], summary: 'Change a user', params: S.IdParams, body: S.UpdateUserBody, response: { 200: S.User } },
-    }, (request) => deps.users.update(callerOf(request), request.params.id, request.body));
+    }, (request) => deps.users.update(callerOf(request), request.params.id, request.body, requestMeta(request, deps.trustProxyHeaders)));
 
     app.delete('/users/:id', {
       config: write,
       schema: { tags: ['users'], summary: 'Delete a user (their sessions end at once)', params: S.IdParams, response: { 200: S.Success } },
-    }, (request) => deps.users.remove(callerOf(request), request.params.id));
+    }, (request) => deps.users.remove(callerOf(request), request.params.id, requestMeta(request, deps.trustProxyHeaders)));
   };
 }

@@ -4,6 +4,8 @@ import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { actorOf, type RecordAudit } from '../audit/recorder.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import type { CallerResolver } from './callers.js';
 import { hashPassword } from './passwords.js';
@@ -76,10 +78,27 @@ function isDuplicateEmail(err: unknown): boolean {
   return (err as { code?: string }).code === '23505';
 }
 
-export function createUsersService(deps: { db: Database; callers: CallerResolver; now: () => number }) {
-  const { db, callers, now } = deps;
+/** What an audit entry says about a user: never the password or its hash. */
+function auditSnapshot(row: UserRow) {
+  const view = userView(row);
+  return { email: view.email, name: view.name, scope: view.scope, role: view.role, partnerId: view.partnerId, orgId: view.orgId, orgAccess: view.orgAccess, orgIds: view.orgIds };
+}
 
-  async function create(caller: Caller, input: CreateUserInput): Promise<UserView> {
+const ACCESS_FIELDS = ['role', 'orgAccess', 'orgIds'] as const;
+
+export function createUsersService(deps: { db: Database; callers: CallerResolver; recordAudit: RecordAudit; now: () => number }) {
+  const { db, callers, recordAudit, now } = deps;
+  const userEvent = (caller: Caller, meta: RequestMeta, action: string, row: UserRow, details: Record<string, unknown>) => ({
+    orgId: row.org_id,
+    actor: actorOf(caller),
+    action,
+    resource: { type: 'user', id: row.id, name: row.email },
+    details,
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+
+  async function create(caller: Caller, input: CreateUserInput, meta: RequestMeta): Promise<UserView> {
     if (!roleCovers(caller.role as Role, input.role)) throw denied('You cannot grant a role above your own');
     let partnerId: string | null = null;
     let orgId: string | null = null;
@@ -134,6 +153,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
           orgAccess,
           orgIds,
         });
+        await recordAudit(tx, userEvent(caller, meta, 'user.create', row, { after: auditSnapshot(row) }));
         return userView(row);
       } catch (err) {
         if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
@@ -177,7 +197,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
     }
   }
 
-  async function update(caller: Caller, id: string, input: UpdateUserInput): Promise<UserView> {
+  async function update(caller: Caller, id: string, input: UpdateUserInput, meta: RequestMeta): Promise<UserView> {
     if (Object.values(input).every((v) => v === undefined)) {
       throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one of email, name, password, role, orgAccess, orgIds');
     }
@@ -212,7 +232,18 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
       }
       try {
         const row = await users.updateUser(tx, id, changes);
-        return row && userView(row);
+        if (!row) return null;
+        const before = auditSnapshot(target);
+        const after = auditSnapshot(row);
+        const changedFields = (Object.keys(input) as (keyof UpdateUserInput)[]).filter((k) => input[k] !== undefined);
+        const pick = (snapshot: Record<string, unknown>) =>
+          Object.fromEntries(changedFields.filter((f) => f !== 'password').map((f) => [f, snapshot[f]]));
+        await recordAudit(tx, userEvent(caller, meta, 'user.update', row, { changedFields, before: pick(before), after: pick(after) }));
+        if (ACCESS_FIELDS.some((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]))) {
+          const access = (snapshot: typeof before) => ({ role: snapshot.role, orgAccess: snapshot.orgAccess, orgIds: snapshot.orgIds });
+          await recordAudit(tx, userEvent(caller, meta, 'user.permission.change', row, { before: access(before), after: access(after) }));
+        }
+        return userView(row);
       } catch (err) {
         if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
         throw err;
@@ -223,7 +254,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
     return view;
   }
 
-  async function remove(caller: Caller, id: string): Promise<{ success: true }> {
+  async function remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
     if (id === caller.id) throw denied('You cannot delete your own account');
     const deleted = await withTenant(db, caller.tenant, async (tx) => {
       const target = await users.findUserById(tx, id);
@@ -232,6 +263,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
       const at = new Date(now());
       await users.softDeleteUser(tx, id, at);
       await revokeUserSessions(tx, id, 'user deleted', at, null);
+      await recordAudit(tx, userEvent(caller, meta, 'user.delete', target, { before: auditSnapshot(target) }));
       return true;
     });
     if (!deleted) throw await unreachableUser(id);

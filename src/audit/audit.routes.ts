@@ -1,0 +1,48 @@
+// /audit-logs: the entries list, /logs, one entry, search and chain verification.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { callerOf } from '../http/auth.js';
+import type { AuditService } from './audit.service.js';
+import * as S from './schemas.js';
+
+export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTypebox {
+  const config = { auth: { via: ['jwt'], permission: 'audit:read' } } as const;
+  const tags = ['audit'];
+  return async (app) => {
+    app.get('/audit-logs', {
+      config,
+      schema: { tags, summary: 'Audit entries (entries shape)', querystring: S.AuditListQuery, response: { 200: S.LegacyList } },
+    }, (request) => deps.audit.entries(callerOf(request), request.query));
+
+    app.get('/audit-logs/logs', {
+      config,
+      schema: {
+        tags,
+        summary: 'Audit entries with every chain field',
+        description: 'Newest first. Rows are sealed into their chain within a second; until then seq, prevChecksum and checksum are null.',
+        querystring: S.AuditListQuery,
+        response: { 200: S.LogList },
+      },
+    }, (request) => deps.audit.logs(callerOf(request), request.query));
+
+    app.get('/audit-logs/logs/:id', {
+      config,
+      schema: { tags, summary: 'One audit entry', params: S.IdParams, response: { 200: S.LogEntry } },
+    }, (request) => deps.audit.log(callerOf(request), request.params.id));
+
+    app.get('/audit-logs/search', {
+      config,
+      schema: { tags, summary: 'Search audit entries', querystring: S.AuditSearchQuery, response: { 200: S.LogList } },
+    }, (request) => deps.audit.logs(callerOf(request), request.query));
+
+    app.get('/audit-logs/verify', {
+      config,
+      schema: {
+        tags,
+        summary: 'Verify an organization’s hash chain',
+        description: 'Recomputes every checksum in seq order from the anchor (or seq 1) and reports the first broken row.',
+        querystring: S.VerifyQuery,
+        response: { 200: S.VerifyResult },
+      },
+    }, (request) => deps.audit.verify(callerOf(request), request.query));
+  };
+}

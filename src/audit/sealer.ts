@@ -1,0 +1,111 @@
+// The sealer (DESIGN.md §4): places committed pending rows into their chain in batches, so the
+// per-chain lock is held for one short transaction per batch instead of across every request's
+// commit. One sealer per chain at a time across instances (SKIP LOCKED on the chain head); woken
+// after each commit that recorded something, and by a timer for anything missed.
+import type { Database } from '../db/database.js';
+import * as repo from './audit.repo.js';
+import { sealRows } from './hash-chain.js';
+import { SEALER, withAuditPrivilege } from './privilege.js';
+
+const BATCH = 2000;
+const TICK_MS = 250;
+
+export interface Sealer {
+  wake(): void;
+  /** Seals everything pending now (tests, shutdown). */
+  sealNow(): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function toChainFields(row: repo.AuditRow) {
+  return {
+    orgId: row.org_id,
+    timestamp: row.timestamp.toISOString(),
+    actorType: row.actor_type,
+    actorId: row.actor_id,
+    actorEmail: row.actor_email,
+    action: row.action,
+    resourceType: row.resource_type,
+    resourceId: row.resource_id,
+    resourceName: row.resource_name,
+    details: row.details,
+    ipAddress: row.ip_address,
+    userAgent: row.user_agent,
+    result: row.result,
+    errorMessage: row.error_message,
+  };
+}
+
+export function createSealer(deps: { db: Database; log: (err: unknown, message: string) => void }): Sealer {
+  let running: Promise<void> | null = null;
+  let again = false;
+  let scheduled = false;
+  let timer: NodeJS.Timeout | null = null;
+
+  /** Seals one batch of a chain; returns how many rows it sealed (0 if another sealer holds the chain). */
+  async function sealBatch(chainId: string, orgId: string | null): Promise<number> {
+    return withAuditPrivilege(deps.db, SEALER, async (tx) => {
+      const head = await repo.lockChainHead(tx, chainId, orgId);
+      if (!head) return 0;
+      const rows = await repo.pendingRows(tx, chainId, BATCH);
+      if (rows.length === 0) return 0;
+      const seals = sealRows({ seq: head.last_seq, checksum: head.last_checksum }, rows.map(toChainFields));
+      await repo.applySeals(tx, seals.map((s, i) => ({ id: rows[i]!.id, ...s })));
+      const last = seals[seals.length - 1]!;
+      await repo.moveChainHead(tx, chainId, last.seq, last.checksum);
+      return rows.length;
+    });
+  }
+
+  async function sealAll(): Promise<void> {
+    const chains = await withAuditPrivilege(deps.db, SEALER, repo.chainsWithPendingRows);
+    for (const chain of chains) {
+      while ((await sealBatch(chain.chain_id, chain.org_id)) === BATCH);
+    }
+  }
+
+  function run(): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await sealAll();
+        } while (again);
+      } catch (err) {
+        deps.log(err, 'audit sealer failed; retrying on the next tick');
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
+  }
+
+  return {
+    wake() {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        void run();
+      });
+    },
+    async sealNow() {
+      await running;
+      await run();
+    },
+    start() {
+      timer ??= setInterval(() => void run(), TICK_MS);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
