@@ -1,7 +1,7 @@
 // Composition root: builds the database, the coordination bus and the services, and registers
 // plugins and modules. The only file that knows every module.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -62,6 +62,17 @@ const REDACT_PATHS = [
   ...SECRET_FIELDS.flatMap((field) => [field, `body.${field}`, `req.body.${field}`]),
 ];
 
+/** One access-log line per request, after the response, instead of Fastify's two. */
+class AccessLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime * 100) / 100 };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
+}
+
 function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
   const incoming = request.headers['x-request-id'];
   return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
@@ -79,11 +90,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // rest of a cached request. pino flushes the buffer on exit.
       stream: options.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
     },
-    // One access-log line per request (below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new AccessLog(),
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
+    // SPEC writes list roots as `/` under a prefix: /api/v1/audit-logs and /api/v1/audit-logs/ are one route.
+    routerOptions: { ignoreTrailingSlash: true },
     // Requests that arrive while shutting down get a problem body from the hook below instead.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -100,12 +112,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       reply.header('connection', 'close');
       throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance');
     }
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime * 100) / 100 },
-      'request completed',
-    );
   });
   // API.md §4: an empty query parameter (limit=) counts as absent.
   app.addHook('preValidation', async (request: FastifyRequest) => {

@@ -14,11 +14,22 @@ export type Backend = 'postgres' | 'pglite';
 export interface TestClock {
   now: () => number;
   advance(ms: number): void;
+  /** Stops the clock, so everything recorded from now on shares one timestamp. */
+  freeze(): void;
 }
 
 export function testClock(start = Date.now()): TestClock {
   let offset = 0;
-  return { now: () => start + offset + (Date.now() - start), advance: (ms) => { offset += ms; } };
+  let frozenAt: number | null = null;
+  return {
+    now: () => (frozenAt ?? Date.now()) + offset,
+    advance: (ms) => {
+      offset += ms;
+    },
+    freeze: () => {
+      frozenAt ??= Date.now();
+    },
+  };
 }
 
 export interface TestApp {
