@@ -95,23 +95,25 @@ export function createAuditService(deps: { db: Database }) {
       let checked = 0;
       let firstSeq: number | null = null;
       let brokenAt: VerifyResult['brokenAt'] = null;
-      // Streams the chain a batch at a time, each in its own short transaction: memory stays flat.
-      let after = start - 1;
-      outer: for (;;) {
-        const rows = await withTenant(db, caller.tenant, (tx) => repo.sealedRowsAfter(tx, chainId, after, toSeq, VERIFY_BATCH));
+      // Streams the chain a batch at a time, each in its own short transaction, fetching the next
+      // batch while this one is hashed: memory stays flat and the database and CPU work overlap.
+      const fetchAfter = (after: number) => withTenant(db, caller.tenant, (tx) => repo.sealedRowsAfter(tx, chainId, after, toSeq, VERIFY_BATCH));
+      let next: Promise<repo.ChainRow[]> | null = fetchAfter(start - 1);
+      outer: while (next) {
+        const rows: repo.ChainRow[] = await next;
+        next = rows.length === VERIFY_BATCH ? fetchAfter(rows[rows.length - 1]!.seq!) : null;
         for (const row of rows) {
           const fields = { ...toChainFields(row), seq: row.seq!, prevChecksum: row.prev_checksum, checksum: row.checksum! };
           const reason: BreakReason | null = checkLink(previous, fields);
           if (reason) {
             brokenAt = { seq: row.seq!, id: row.id, reason };
+            await next?.catch(() => {});
             break outer;
           }
           firstSeq ??= row.seq!;
           previous = { seq: row.seq!, checksum: row.checksum! };
           checked++;
         }
-        if (rows.length < VERIFY_BATCH) break;
-        after = rows[rows.length - 1]!.seq!;
       }
       // Rows cut from the end leave no broken link behind them: compare with the chain's head.
       const expectedLast = toSeq === null ? state.lastSeq : Math.min(toSeq, state.lastSeq);

@@ -18,10 +18,10 @@ export interface Sealer {
   stop(): Promise<void>;
 }
 
-export function toChainFields(row: repo.AuditRow) {
+export function toChainFields(row: repo.ChainRow) {
   return {
     orgId: row.org_id,
-    timestamp: row.timestamp.toISOString(),
+    timestamp: row.ts,
     actorType: row.actor_type,
     actorId: row.actor_id,
     actorEmail: row.actor_email,
