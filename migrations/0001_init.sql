@@ -157,46 +157,47 @@ CREATE INDEX login_attempts_email ON login_attempts (email_key, attempted_at);
 GRANT SELECT, INSERT, UPDATE, DELETE ON partners, organizations, sites, users, sessions, refresh_tokens, login_attempts TO dms_app;
 GRANT SELECT ON schema_migrations TO dms_app;
 
--- Row-level security, forced so that even the owner obeys it.
+-- Row-level security, forced so that even the owner obeys it. The settings are read through
+-- scalar subqueries, evaluated once per query (an InitPlan) rather than once per row.
 ALTER TABLE partners ENABLE ROW LEVEL SECURITY;
 ALTER TABLE partners FORCE ROW LEVEL SECURITY;
 CREATE POLICY partners_tenant ON partners
-  USING (app_scope() = 'system' OR id = app_partner_id())
-  WITH CHECK (app_scope() = 'system' OR id = app_partner_id());
+  USING ((SELECT app_scope()) = 'system' OR id = (SELECT app_partner_id()))
+  WITH CHECK ((SELECT app_scope()) = 'system' OR id = (SELECT app_partner_id()));
 
 ALTER TABLE organizations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE organizations FORCE ROW LEVEL SECURITY;
 CREATE POLICY organizations_tenant ON organizations
-  USING (app_scope() = 'system' OR id = ANY (app_org_ids())
-         OR (app_scope() = 'partner' AND app_partner_all() AND partner_id = app_partner_id()))
-  WITH CHECK (app_scope() = 'system' OR id = ANY (app_org_ids())
-         OR (app_scope() = 'partner' AND partner_id = app_partner_id()));
+  USING ((SELECT app_scope()) = 'system' OR id = ANY ((SELECT app_org_ids())::uuid[])
+         OR ((SELECT app_scope()) = 'partner' AND (SELECT app_partner_all()) AND partner_id = (SELECT app_partner_id())))
+  WITH CHECK ((SELECT app_scope()) = 'system' OR id = ANY ((SELECT app_org_ids())::uuid[])
+         OR ((SELECT app_scope()) = 'partner' AND partner_id = (SELECT app_partner_id())));
 
 ALTER TABLE sites ENABLE ROW LEVEL SECURITY;
 ALTER TABLE sites FORCE ROW LEVEL SECURITY;
 CREATE POLICY sites_tenant ON sites
-  USING (app_scope() = 'system' OR org_id = ANY (app_org_ids()))
-  WITH CHECK (app_scope() = 'system' OR org_id = ANY (app_org_ids()));
+  USING ((SELECT app_scope()) = 'system' OR org_id = ANY ((SELECT app_org_ids())::uuid[]))
+  WITH CHECK ((SELECT app_scope()) = 'system' OR org_id = ANY ((SELECT app_org_ids())::uuid[]));
 
 -- Partner callers see their partner's partner-level users; everyone sees users of reachable orgs.
 ALTER TABLE users ENABLE ROW LEVEL SECURITY;
 ALTER TABLE users FORCE ROW LEVEL SECURITY;
 CREATE POLICY users_tenant ON users
-  USING (app_scope() = 'system' OR org_id = ANY (app_org_ids())
-         OR (app_scope() = 'partner' AND org_id IS NULL AND partner_id = app_partner_id()))
-  WITH CHECK (app_scope() = 'system' OR org_id = ANY (app_org_ids())
-         OR (app_scope() = 'partner' AND org_id IS NULL AND partner_id = app_partner_id()));
+  USING ((SELECT app_scope()) = 'system' OR org_id = ANY ((SELECT app_org_ids())::uuid[])
+         OR ((SELECT app_scope()) = 'partner' AND org_id IS NULL AND partner_id = (SELECT app_partner_id())))
+  WITH CHECK ((SELECT app_scope()) = 'system' OR org_id = ANY ((SELECT app_org_ids())::uuid[])
+         OR ((SELECT app_scope()) = 'partner' AND org_id IS NULL AND partner_id = (SELECT app_partner_id())));
 
 -- Credentials tables belong to the service acting for itself (system scope); a tenant caller
 -- reaches only the sessions of users it can see (to end them when it changes such a user).
 ALTER TABLE sessions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE sessions FORCE ROW LEVEL SECURITY;
 CREATE POLICY sessions_tenant ON sessions
-  USING (app_scope() = 'system' OR EXISTS (SELECT 1 FROM users u WHERE u.id = sessions.user_id))
-  WITH CHECK (app_scope() = 'system' OR EXISTS (SELECT 1 FROM users u WHERE u.id = sessions.user_id));
+  USING ((SELECT app_scope()) = 'system' OR EXISTS (SELECT 1 FROM users u WHERE u.id = sessions.user_id))
+  WITH CHECK ((SELECT app_scope()) = 'system' OR EXISTS (SELECT 1 FROM users u WHERE u.id = sessions.user_id));
 ALTER TABLE refresh_tokens ENABLE ROW LEVEL SECURITY;
 ALTER TABLE refresh_tokens FORCE ROW LEVEL SECURITY;
-CREATE POLICY refresh_tokens_system ON refresh_tokens USING (app_scope() = 'system') WITH CHECK (app_scope() = 'system');
+CREATE POLICY refresh_tokens_system ON refresh_tokens USING ((SELECT app_scope()) = 'system') WITH CHECK ((SELECT app_scope()) = 'system');
 ALTER TABLE login_attempts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE login_attempts FORCE ROW LEVEL SECURITY;
-CREATE POLICY login_attempts_system ON login_attempts USING (app_scope() = 'system') WITH CHECK (app_scope() = 'system');
+CREATE POLICY login_attempts_system ON login_attempts USING ((SELECT app_scope()) = 'system') WITH CHECK ((SELECT app_scope()) = 'system');

@@ -26,29 +26,28 @@ export interface ChainFields {
   prevChecksum: string | null;
 }
 
+// The payload's top-level keys in RFC 8785 order (UTF-16 code units: JavaScript's default sort),
+// worked out once. Top-level values are strings, numbers or null, whose JCS form is exactly
+// JSON.stringify's; only `details` needs the general canonicaliser.
+const PAYLOAD_KEYS = [
+  'v', 'orgId', 'seq', 'timestamp', 'actorType', 'actorId', 'actorEmail', 'action', 'resourceType', 'resourceId',
+  'resourceName', 'details', 'ipAddress', 'userAgent', 'result', 'errorMessage', 'prevChecksum',
+] as const;
+const SORTED_KEYS = [...PAYLOAD_KEYS].sort();
+const KEY_PREFIXES = SORTED_KEYS.map((key, i) => `${i === 0 ? '{' : ','}${JSON.stringify(key)}:`);
+
 export function canonicalPayload(row: ChainFields): string {
-  const payload = {
-    v: CANONICAL_VERSION,
-    orgId: row.orgId,
-    seq: row.seq,
-    timestamp: row.timestamp,
-    actorType: row.actorType,
-    actorId: row.actorId,
-    actorEmail: row.actorEmail,
-    action: row.action,
-    resourceType: row.resourceType,
-    resourceId: row.resourceId,
-    resourceName: row.resourceName,
-    details: row.details,
-    ipAddress: row.ipAddress,
-    userAgent: row.userAgent,
-    result: row.result,
-    errorMessage: row.errorMessage,
-    prevChecksum: row.prevChecksum,
-  };
-  const text = canonicalize(payload);
-  if (text === undefined) throw new Error('audit row cannot be canonicalised');
-  return text;
+  let text = '';
+  for (let i = 0; i < SORTED_KEYS.length; i++) {
+    const key = SORTED_KEYS[i]!;
+    let value: string | undefined;
+    if (key === 'v') value = String(CANONICAL_VERSION);
+    else if (key === 'details') value = canonicalize(row.details);
+    else value = JSON.stringify(row[key]);
+    if (value === undefined) throw new Error(`audit row field ${key} cannot be canonicalised`);
+    text += KEY_PREFIXES[i] + value;
+  }
+  return `${text}}`;
 }
 
 export function checksumOf(row: ChainFields): string {
