@@ -85,16 +85,12 @@ export async function pendingRows(tx: Queryable, chainId: string, limit: number)
 }
 
 export async function applySeals(tx: Queryable, seals: { id: string; seq: number; prevChecksum: string | null; checksum: string }[]): Promise<void> {
-  // Each sealed row is found by primary key. A table that grew faster than autovacuum analyses it
-  // looks tiny to the planner, which then joins against a sequential scan: 7 s for 2,000 rows
-  // instead of 0.3 s, measured here. So sequential scans are off for this transaction.
-  await tx.query(`select set_config('enable_seqscan', 'off', true)`);
-  await tx.query(
-    `update audit_logs a set seq = v.seq, prev_checksum = v.prev_checksum, checksum = v.checksum
-       from unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) as v(id, seq, prev_checksum, checksum)
-      where a.id = v.id`,
-    [seals.map((s) => s.id), seals.map((s) => s.seq), seals.map((s) => s.prevChecksum), seals.map((s) => s.checksum)],
-  );
+  await tx.query(`select audit_apply_seals($1::uuid[], $2::bigint[], $3::text[], $4::text[])`, [
+    seals.map((s) => s.id),
+    seals.map((s) => s.seq),
+    seals.map((s) => s.prevChecksum),
+    seals.map((s) => s.checksum),
+  ]);
 }
 
 export async function moveChainHead(tx: Queryable, chainId: string, seq: number, checksum: string): Promise<void> {

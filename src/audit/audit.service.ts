@@ -1,5 +1,8 @@
 // Reading the audit log within the caller's reach (SPEC "Audit logs", API.md §8), and verifying a
 // chain by streaming it in seq order.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
@@ -7,11 +10,34 @@ import type { Caller } from '../http/auth.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import * as repo from './audit.repo.js';
 import { legacyEntry, logEntry } from './entries.js';
-import { checkLink, type BreakReason } from './hash-chain.js';
+import { verifyRange, type Link, type RangeJob, type RangeResult } from './chain-verifier.js';
 import type { AuditListQuery, VerifyResult } from './schemas.js';
-import { toChainFields } from './sealer.js';
+import type { TenantScope } from '../db/tenant-scope.js';
 
-const VERIFY_BATCH = 5000;
+// Long chains on PostgreSQL are verified in worker threads, one contiguous range each.
+const VERIFY_WORKERS = 2;
+const PARALLEL_MIN_ROWS = 20_000;
+const WORKER_URL = new URL(`./verify-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+// Running from TypeScript (tsx), a worker thread has no loader until it registers one itself.
+const WORKER_BOOTSTRAP = WORKER_URL.pathname.endsWith('.ts')
+  ? `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
+  : null;
+
+function verifyInWorker(connection: { url: string; appRole: string }, scope: TenantScope, job: RangeJob): Promise<RangeResult> {
+  return new Promise((resolve, reject) => {
+    const workerData = { connection, scope, job };
+    const worker = WORKER_BOOTSTRAP ? new Worker(WORKER_BOOTSTRAP, { eval: true, workerData }) : new Worker(WORKER_URL, { workerData });
+    worker.once('message', (message: { ok: boolean; result?: RangeResult; error?: string }) => {
+      if (message.ok) resolve(message.result!);
+      else reject(new Error(`chain verification failed: ${message.error}`));
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`chain verification worker exited with ${code}`));
+    });
+  });
+}
 
 type Chains = { orgIds: readonly string[] | null; platformOnly: boolean };
 
@@ -87,38 +113,39 @@ export function createAuditService(deps: { db: Database }) {
       const state = await withTenant(db, caller.tenant, (tx) => repo.chainState(tx, chainId));
       const anchor = state.anchorSeq !== null && state.anchorChecksum !== null ? { seq: state.anchorSeq, checksum: state.anchorChecksum } : null;
       const start = Math.max(params.fromSeq ?? 1, (anchor?.seq ?? 0) + 1);
-      let previous: { seq: number; checksum: string } | null = null;
-      if (start > 1) {
-        previous = anchor?.seq === start - 1 ? anchor : await withTenant(db, caller.tenant, (tx) => repo.sealedRowAt(tx, chainId, start - 1));
+      const previous = start === 1 ? null : anchor?.seq === start - 1 ? anchor : 'stored';
+      const end = Math.min(params.toSeq ?? state.lastSeq, state.lastSeq);
+      const jobs: RangeJob[] = [];
+      if (db.connection && end - start + 1 >= PARALLEL_MIN_ROWS) {
+        // Contiguous ranges; each range's first row is checked against the stored row before it,
+        // which the previous range verifies in turn.
+        const size = Math.ceil((end - start + 1) / VERIFY_WORKERS);
+        for (let from = start; from <= end; from += size) {
+          jobs.push({ chainId, fromSeq: from, toSeq: Math.min(from + size - 1, end), previous: from === start ? previous : 'stored' });
+        }
+      } else {
+        jobs.push({ chainId, fromSeq: start, toSeq: params.toSeq ?? null, previous });
       }
-      const toSeq = params.toSeq ?? null;
+      const results = jobs.length > 1
+        ? await Promise.all(jobs.map((job) => verifyInWorker(db.connection!, caller.tenant, job)))
+        : [await verifyRange(db, caller.tenant, jobs[0]!)];
+
       let checked = 0;
       let firstSeq: number | null = null;
+      let last: Link | null = null;
       let brokenAt: VerifyResult['brokenAt'] = null;
-      // Streams the chain a batch at a time, each in its own short transaction, fetching the next
-      // batch while this one is hashed: memory stays flat and the database and CPU work overlap.
-      const fetchAfter = (after: number) => withTenant(db, caller.tenant, (tx) => repo.sealedRowsAfter(tx, chainId, after, toSeq, VERIFY_BATCH));
-      let next: Promise<repo.ChainRow[]> | null = fetchAfter(start - 1);
-      outer: while (next) {
-        const rows: repo.ChainRow[] = await next;
-        next = rows.length === VERIFY_BATCH ? fetchAfter(rows[rows.length - 1]!.seq!) : null;
-        for (const row of rows) {
-          const fields = { ...toChainFields(row), seq: row.seq!, prevChecksum: row.prev_checksum, checksum: row.checksum! };
-          const reason: BreakReason | null = checkLink(previous, fields);
-          if (reason) {
-            brokenAt = { seq: row.seq!, id: row.id, reason };
-            await next?.catch(() => {});
-            break outer;
-          }
-          firstSeq ??= row.seq!;
-          previous = { seq: row.seq!, checksum: row.checksum! };
-          checked++;
+      for (const result of results) {
+        checked += result.checked;
+        firstSeq ??= result.firstSeq;
+        last = result.last ?? last;
+        if (result.brokenAt) {
+          brokenAt = result.brokenAt;
+          break;
         }
       }
+      const lastSeq = checked > 0 ? last!.seq : null;
       // Rows cut from the end leave no broken link behind them: compare with the chain's head.
-      const expectedLast = toSeq === null ? state.lastSeq : Math.min(toSeq, state.lastSeq);
-      const lastSeq = previous && checked > 0 ? previous.seq : null;
-      if (!brokenAt && expectedLast > (lastSeq ?? anchor?.seq ?? start - 1) && expectedLast >= start) {
+      if (!brokenAt && end > (lastSeq ?? start - 1) && end >= start) {
         brokenAt = { seq: (lastSeq ?? start - 1) + 1, id: null, reason: 'missing_rows' };
       }
       return { valid: brokenAt === null, checked, firstSeq, lastSeq, anchor, pending: state.pending, brokenAt };

@@ -336,3 +336,42 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
     }
   });
 });
+
+describe('verifying a long chain in worker threads', { skip: !process.env.TEST_DATABASE_URL }, () => {
+  it('checks every row across the ranges and reports a break in either one', async () => {
+    const t = await testApp();
+    const privileged = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await privileged.connect();
+    try {
+      const org = await createOrg(t.db, (await createPartner(t.db)).id);
+      const admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
+      const session = await login(t.app, admin);
+      await privileged.query(
+        `insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_name, details, result)
+         select gen_random_uuid(), $1, date_trunc('milliseconds', now()), 'system', null, null, 'device.update', 'device', 'host-' || g, jsonb_build_object('n', g), 'success'
+           from generate_series(1, 25000) g`,
+        [org.id],
+      );
+      await t.app.auditSealer.sealNow();
+      const verify = async () => (await as(t.app, session)({ method: 'GET', url: '/api/v1/audit-logs/verify' })).json();
+      const clean = await verify();
+      assert.deepEqual({ valid: clean.valid, checked: clean.checked, firstSeq: clean.firstSeq, lastSeq: clean.lastSeq }, { valid: true, checked: 25001, firstSeq: 1, lastSeq: 25001 });
+
+      await privileged.query(`set session_replication_role = replica`);
+      await privileged.query(`update audit_logs set resource_name = 'forged' where org_id = $1 and seq = 20000`, [org.id]);
+      const late = await verify();
+      assert.deepEqual({ valid: late.valid, seq: late.brokenAt.seq, reason: late.brokenAt.reason, checked: late.checked }, { valid: false, seq: 20000, reason: 'checksum_mismatch', checked: 19999 });
+
+      await privileged.query(`delete from audit_logs where org_id = $1 and seq = 12501`, [org.id]);
+      const boundary = await verify();
+      assert.deepEqual({ seq: boundary.brokenAt.seq, reason: boundary.brokenAt.reason }, { seq: 12502, reason: 'seq_gap' });
+
+      await privileged.query(`update audit_logs set details = '{"n": -1}' where org_id = $1 and seq = 100`, [org.id]);
+      const early = await verify();
+      assert.deepEqual({ seq: early.brokenAt.seq, reason: early.brokenAt.reason, checked: early.checked }, { seq: 100, reason: 'checksum_mismatch', checked: 99 });
+    } finally {
+      await privileged.end();
+      await t.close();
+    }
+  });
+});

@@ -43,11 +43,11 @@ export function createSealer(deps: { db: Database; log: (err: unknown, message: 
   let scheduled = false;
   let timer: NodeJS.Timeout | null = null;
 
-  /** Seals one batch of a chain; returns how many rows it sealed (0 if another sealer holds the chain). */
-  async function sealBatch(chainId: string, orgId: string | null): Promise<number> {
+  /** Seals one batch of a chain; returns how many rows it sealed, or 'busy' when another sealer holds the chain. */
+  async function sealBatch(chainId: string, orgId: string | null): Promise<number | 'busy'> {
     return withAuditPrivilege(deps.db, SEALER, async (tx) => {
       const head = await repo.lockChainHead(tx, chainId, orgId);
-      if (!head) return 0;
+      if (!head) return 'busy';
       const rows = await repo.pendingRows(tx, chainId, BATCH);
       if (rows.length === 0) return 0;
       const seals = sealRows({ seq: head.last_seq, checksum: head.last_checksum }, rows.map(toChainFields));
@@ -58,14 +58,24 @@ export function createSealer(deps: { db: Database; log: (err: unknown, message: 
     });
   }
 
-  async function sealAll(): Promise<void> {
+  /**
+   * Seals every chain with pending rows. A chain another sealer holds is skipped, unless
+   * `waitForBusy` (sealNow): then it is retried until it is free and empty.
+   */
+  async function sealAll(waitForBusy: boolean): Promise<void> {
     const chains = await withAuditPrivilege(deps.db, SEALER, repo.chainsWithPendingRows);
     for (const chain of chains) {
-      while ((await sealBatch(chain.chain_id, chain.org_id)) === BATCH);
+      for (;;) {
+        const sealed = await sealBatch(chain.chain_id, chain.org_id);
+        if (sealed === 'busy') {
+          if (!waitForBusy) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        } else if (sealed < BATCH) break;
+      }
     }
   }
 
-  function run(): Promise<void> {
+  function run(waitForBusy = false): Promise<void> {
     if (running) {
       again = true;
       return running;
@@ -74,7 +84,7 @@ export function createSealer(deps: { db: Database; log: (err: unknown, message: 
       try {
         do {
           again = false;
-          await sealAll();
+          await sealAll(waitForBusy);
         } while (again);
       } catch (err) {
         deps.log(err, 'audit sealer failed; retrying on the next tick');
@@ -96,7 +106,7 @@ export function createSealer(deps: { db: Database; log: (err: unknown, message: 
     },
     async sealNow() {
       await running;
-      await run();
+      await run(true);
     },
     start() {
       timer ??= setInterval(() => void run(), TICK_MS);

@@ -40,6 +40,8 @@ export interface Database {
   readonly kind: 'postgres' | 'pglite';
   /** The role transactions run as. */
   readonly appRole: string;
+  /** How another thread can open its own connection to the same database (null for PGlite). */
+  readonly connection: { url: string; appRole: string } | null;
   /** Runs fn in one transaction on one connection; commits when fn resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
@@ -88,16 +90,16 @@ async function assertRoleCannotBypassRls(tx: Queryable): Promise<void> {
   }
 }
 
-async function openPostgres(options: DatabaseOptions): Promise<Database> {
-  const parseTypes = {
-    getTypeParser(oid: number, format?: 'text' | 'binary') {
-      if (oid === 20) return (v: string) => Number(v); // int8: counts and sequence numbers
-      if (oid === 1082) return (v: string) => v; // date: keep 'YYYY-MM-DD', never local midnight
-      return pg.types.getTypeParser(oid, format as 'text');
-    },
-  } as pg.CustomTypesConfig;
+const PG_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (v: string) => Number(v); // int8: counts and sequence numbers
+    if (oid === 1082) return (v: string) => v; // date: keep 'YYYY-MM-DD', never local midnight
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
 
-  const admin = new pg.Client({ connectionString: options.url!, types: parseTypes });
+async function openPostgres(options: DatabaseOptions): Promise<Database> {
+  const admin = new pg.Client({ connectionString: options.url!, types: PG_TYPES });
   try {
     await admin.connect();
   } catch (err) {
@@ -112,13 +114,19 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
   } finally {
     await admin.end();
   }
+  return connectPostgres({ url: options.url!, appRole: options.appRole ?? APP_ROLE, poolSize: options.poolSize, log: options.log });
+}
 
-  // Every pooled connection starts as the app role, so not even a stray query runs as the owner.
-  const appRole = options.appRole ?? APP_ROLE;
+/**
+ * A pool on an already migrated database, every connection acting as the app role. Also used by
+ * worker threads, which open their own connections.
+ */
+export async function connectPostgres(options: { url: string; appRole: string; poolSize: number; log?: (message: string) => void }): Promise<Database> {
+  const { appRole } = options;
   const pool = new pg.Pool({
-    connectionString: options.url!,
+    connectionString: options.url,
     max: options.poolSize,
-    types: parseTypes,
+    types: PG_TYPES,
     options: `-c role=${appRole} -c idle_in_transaction_session_timeout=60000`,
     connectionTimeoutMillis: 5000,
   });
@@ -127,6 +135,7 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
   const database: Database = {
     kind: 'postgres',
     appRole,
+    connection: { url: options.url, appRole },
     async transaction(fn) {
       let client: pg.PoolClient;
       try {
@@ -196,6 +205,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
   const database: Database = {
     kind: 'pglite',
     appRole,
+    connection: null,
     async transaction(fn) {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'The database is closed');
       const committed: (() => void)[] = [];
