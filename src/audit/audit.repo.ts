@@ -124,8 +124,9 @@ function whereClause(query: AuditQuery): { sql: string; params: unknown[] } {
   else if (query.orgIds !== null) where.push(`a.org_id = any(${add(query.orgIds)}::uuid[])`);
   if (query.user) {
     const p = add(containsPattern(query.user));
-    where.push(`(lower(a.actor_email) like ${p} escape '\\' or exists (
-      select 1 from users u2 where u2.id = a.actor_id and a.actor_type = 'user' and lower(u2.name) like ${p} escape '\\'))`);
+    // The name match is a set computed once (a hashed subplan), not a lookup per audit row.
+    where.push(`(lower(a.actor_email) like ${p} escape '\\' or (a.actor_type = 'user' and a.actor_id in (
+      select u2.id from users u2 where lower(u2.name) like ${p} escape '\\')))`);
   }
   if (query.action) where.push(`lower(a.action) like ${add(containsPattern(query.action))} escape '\\'`);
   if (query.resource) {

@@ -8,7 +8,7 @@ export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTy
   const config = { auth: { via: ['jwt'], permission: 'audit:read' } } as const;
   const tags = ['audit'];
   return async (app) => {
-    app.get('/audit-logs', {
+    app.get('/audit-logs/', {
       config,
       schema: { tags, summary: 'Audit entries (entries shape)', querystring: S.AuditListQuery, response: { 200: S.LegacyList } },
     }, (request) => deps.audit.entries(callerOf(request), request.query));
