@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import http from 'node:http';
-import net from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { freePort } from '../test/support/free-port.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -45,14 +45,6 @@ export async function createDatabase(): Promise<{ url: string; drop(): Promise<v
       await admin.end();
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts a TypeScript entry point on a free port and waits until `readyPath` answers 200. */

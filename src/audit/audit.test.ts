@@ -298,19 +298,25 @@ describe('audit queries, scope and bad input', () => {
   });
 });
 
+/** An app, an organization with a signed-in admin, and a superuser connection to tamper with. */
+async function privilegedSetup() {
+  const t = await testApp();
+  const privileged = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await privileged.connect();
+  const org = await createOrg(t.db, (await createPartner(t.db)).id);
+  const admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
+  const session = await login(t.app, admin);
+  const verify = async (query = '') => (await as(t.app, session)({ method: 'GET', url: `/api/v1/audit-logs/verify${query}` })).json();
+  return { t, privileged, org, session, verify, close: async () => { await privileged.end(); await t.close(); } };
+}
+
 describe('tampering behind the service’s back', { skip: !process.env.TEST_DATABASE_URL }, () => {
   it('is reported by /verify at the right seq', async () => {
-    const t = await testApp();
-    const privileged = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await privileged.connect();
+    const { t, privileged, org, session, verify, close } = await privilegedSetup();
     try {
-      const org = await createOrg(t.db, (await createPartner(t.db)).id);
-      const admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
-      const session = await login(t.app, admin);
       const targets = await Promise.all([1, 2, 3].map(() => createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' })));
       for (const target of targets) await as(t.app, session)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { name: 'Changed' } });
       await t.app.auditSealer.sealNow();
-      const verify = async () => (await as(t.app, session)({ method: 'GET', url: '/api/v1/audit-logs/verify' })).json();
       assert.equal((await verify()).valid, true);
       assert.equal((await verify()).checked, 4);
 
@@ -329,23 +335,17 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
       await privileged.query(`delete from audit_logs where org_id = $1 and seq = 4`, [org.id]);
       const truncated = await verify();
       assert.deepEqual({ seq: truncated.brokenAt.seq, reason: truncated.brokenAt.reason }, { seq: 3, reason: 'missing_rows' });
-      assert.equal((await as(t.app, session)({ method: 'GET', url: '/api/v1/audit-logs/verify?toSeq=2' })).json().valid, true);
+      assert.equal((await verify('?toSeq=2')).valid, true);
     } finally {
-      await privileged.end();
-      await t.close();
+      await close();
     }
   });
 });
 
 describe('verifying a long chain in worker threads', { skip: !process.env.TEST_DATABASE_URL }, () => {
   it('checks every row across the ranges and reports a break in either one', async () => {
-    const t = await testApp();
-    const privileged = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await privileged.connect();
+    const { t, privileged, org, verify, close } = await privilegedSetup();
     try {
-      const org = await createOrg(t.db, (await createPartner(t.db)).id);
-      const admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
-      const session = await login(t.app, admin);
       await privileged.query(
         `insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_name, details, result)
          select gen_random_uuid(), $1, date_trunc('milliseconds', now()), 'system', null, null, 'device.update', 'device', 'host-' || g, jsonb_build_object('n', g), 'success'
@@ -353,7 +353,6 @@ describe('verifying a long chain in worker threads', { skip: !process.env.TEST_D
         [org.id],
       );
       await t.app.auditSealer.sealNow();
-      const verify = async () => (await as(t.app, session)({ method: 'GET', url: '/api/v1/audit-logs/verify' })).json();
       const clean = await verify();
       assert.deepEqual({ valid: clean.valid, checked: clean.checked, firstSeq: clean.firstSeq, lastSeq: clean.lastSeq }, { valid: true, checked: 25001, firstSeq: 1, lastSeq: 25001 });
 
@@ -370,8 +369,7 @@ describe('verifying a long chain in worker threads', { skip: !process.env.TEST_D
       const early = await verify();
       assert.deepEqual({ seq: early.brokenAt.seq, reason: early.brokenAt.reason, checked: early.checked }, { seq: 100, reason: 'checksum_mismatch', checked: 99 });
     } finally {
-      await privileged.end();
-      await t.close();
+      await close();
     }
   });
 });
