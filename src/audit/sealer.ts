@@ -105,7 +105,9 @@ export function createSealer(deps: { db: Database; log: (err: unknown, message: 
       });
     },
     async sealNow() {
-      await running;
+      // Let any run in progress finish, then run once more waiting for busy chains. Nothing else can
+      // start a run between the check and the call: both happen in one turn of the event loop.
+      while (running) await running;
       await run(true);
     },
     start() {
