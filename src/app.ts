@@ -26,6 +26,8 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { createAuditService } from './audit/audit.service.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { createSealer, type Sealer } from './audit/sealer.js';
+import { partnersRoutes } from './tenancy/partners.routes.js';
+import { createPartnersService } from './tenancy/partners.service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -169,6 +171,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const users = createUsersService({ db, callers, recordAudit, now });
   const registration = createRegistrationService({ db, recordAudit });
   const audit = createAuditService({ db });
+  const partners = createPartnersService({ db, recordAudit, announceChange: callers.announceChange });
 
   installAuth(app, { jwt: callers.authenticateJwt });
 
@@ -191,6 +194,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(authRoutes({ auth, registration, trustProxyHeaders: config.trustProxyHeaders, allowPartnerSignup: config.allowPartnerSignup }), { prefix: '/api/v1' });
   await app.register(usersRoutes({ users, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(auditRoutes({ audit }), { prefix: '/api/v1' });
+  await app.register(partnersRoutes({ partners, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
   if (bootstrap) options.onBootstrap?.(bootstrap);

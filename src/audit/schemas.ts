@@ -1,9 +1,8 @@
 // Request and response schemas of /audit-logs.
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { IdParams, Nullable, Uuid } from '../http/common-schemas.js';
 import { PaginationQuery, Paginated, PaginationSchema } from '../http/pagination.js';
 
-const Uuid = Type.String({ format: 'uuid' });
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Text = Type.String({ maxLength: 255 });
 
 export const OrgIdFilter = Type.Union([Uuid, Type.Literal('platform')], {
@@ -86,4 +85,4 @@ export const VerifyResult = Type.Object({
 });
 export type VerifyResult = Static<typeof VerifyResult>;
 
-export const IdParams = Type.Object({ id: Uuid });
+export { IdParams };

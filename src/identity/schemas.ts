@@ -3,9 +3,10 @@ import { Type, type Static } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
 import { ROLES, PERMISSIONS } from './permissions.js';
 
-export const Uuid = Type.String({ format: 'uuid' });
-export const NullableUuid = Type.Union([Uuid, Type.Null()]);
-const Timestamp = Type.String({ format: 'date-time' });
+import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+
+export { IdParams, Success };
+export const NullableUuid = Nullable(Uuid);
 const Email = Type.String({ format: 'email', maxLength: 255 });
 const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -13,7 +14,6 @@ const Scope = Type.Enum(['system', 'partner', 'organization'] as const);
 const Role = Type.Enum(ROLES);
 const OrgAccess = Type.Enum(['all', 'selected', 'none'] as const);
 
-export const IdParams = Type.Object({ id: Uuid });
 
 // Who a user is: shared by /auth/me and the user resource.
 const UserIdentity = {
@@ -65,7 +65,6 @@ export const MfaSetup = Type.Object({
 
 export const MfaEnableBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 16 }) }, { additionalProperties: false });
 
-export const Success = Type.Object({ success: Type.Literal(true) });
 
 export const User = Type.Object({
   ...UserIdentity,

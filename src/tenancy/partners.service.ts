@@ -1,7 +1,18 @@
-// Partner rules shared with other modules.
+// Partners: system-scope administration and partner self-service (SPEC "Partner", API.md §2, §4).
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../db/database.js';
+import type { Static } from 'typebox';
+import type { Database, Queryable } from '../db/database.js';
+import { withTenant } from '../db/tenant-scope.js';
+import { AppError, notFound } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { actorOf, type RecordAudit } from '../audit/recorder.js';
 import * as partners from './partners.repo.js';
+import type { CreatePartnerBody, Partner, PartnerSettingsInput, UpdateMyPartnerBody, UpdatePartnerBody } from './schemas.js';
+
+export type PartnerView = Static<typeof Partner>;
+type Settings = Static<typeof PartnerSettingsInput>;
 
 /** A URL-safe slug (API.md §4 pattern) from a display name. */
 export function slugFromName(name: string): string {
@@ -16,8 +27,172 @@ export function slugFromName(name: string): string {
 }
 
 /** Creates a pending partner for self-signup, suffixing the slug when the name's slug is taken. */
-export async function createPendingPartner(tx: Queryable, name: string): Promise<partners.PartnerSummary> {
+export async function createPendingPartner(tx: Queryable, name: string): Promise<partners.PartnerRow> {
   let slug = slugFromName(name);
   if (await partners.liveSlugExists(tx, slug)) slug = `${slug}-${randomBytes(3).toString('hex')}`;
   return partners.insertPartner(tx, { name, slug, status: 'pending' });
 }
+
+export function isTimezone(name: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function assertSettings(settings: Settings | undefined): void {
+  if (settings?.timezone !== undefined && !isTimezone(settings.timezone)) {
+    throw new AppError('VALIDATION_FAILED', `settings.timezone "${settings.timezone}" is not an IANA timezone name`, {
+      errors: [{ path: 'body.settings.timezone', message: 'must be an IANA timezone name, e.g. Europe/Zurich' }],
+    });
+  }
+}
+
+/** SPEC: settings are merged key by key, and the nested businessHours and contact objects too. */
+export function mergeSettings(current: Record<string, unknown>, patch: Settings): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    const existing = merged[key];
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && existing && typeof existing === 'object' && !Array.isArray(existing)) {
+      merged[key] = key === 'businessHours'
+        ? { ...existing, ...value, ...('custom' in value ? { custom: { ...((existing as { custom?: object }).custom ?? {}), ...(value as { custom?: object }).custom } } : {}) }
+        : { ...existing, ...value };
+    } else {
+      merged[key] = value;
+    }
+  }
+  return merged;
+}
+
+export function partnerView(row: partners.PartnerRow): PartnerView {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    type: row.type as PartnerView['type'],
+    plan: row.plan as PartnerView['plan'],
+    status: row.status,
+    maxOrganizations: row.max_organizations,
+    maxDevices: row.max_devices,
+    settings: row.settings,
+    ssoConfig: row.sso_config,
+    billingEmail: row.billing_email,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    deletedAt: row.deleted_at?.toISOString() ?? null,
+  };
+}
+
+const duplicateSlug = () => new AppError('CONFLICT', 'A partner with this slug already exists');
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
+  const { db, recordAudit } = deps;
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: partners.PartnerRow, details: Record<string, unknown>) => ({
+    orgId: null, // partners belong to no organization: the platform chain records them
+    actor: actorOf(caller),
+    action,
+    resource: { type: 'partner', id: row.id, name: row.name },
+    details,
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+
+  function changes(before: PartnerView, after: PartnerView, fields: string[]) {
+    const pick = (v: PartnerView) => Object.fromEntries(fields.map((f) => [f, v[f as keyof PartnerView]]));
+    return { changedFields: fields, before: pick(before), after: pick(after) };
+  }
+
+  return {
+    async list(caller: Caller, query: { page?: number; limit?: number }): Promise<PaginatedResult<PartnerView>> {
+      const page = pageOf(query);
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => partners.listPartners(tx, page.limit, page.offset));
+      return paginated(rows.map(partnerView), page, total);
+    },
+
+    async create(caller: Caller, body: Static<typeof CreatePartnerBody>, meta: RequestMeta): Promise<PartnerView> {
+      assertSettings(body.settings);
+      try {
+        return await withTenant(db, caller.tenant, async (tx) => {
+          if (await partners.liveSlugExists(tx, body.slug)) throw duplicateSlug();
+          // Provisioned by an administrator: active unless the request says otherwise (SPEC "Partner").
+          const row = await partners.insertPartner(tx, { ...body, status: body.status ?? 'active' });
+          await recordAudit(tx, event(caller, meta, 'partner.create', row, { slug: row.slug, type: row.type, plan: row.plan, status: row.status }));
+          return partnerView(row);
+        });
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateSlug() : err;
+      }
+    },
+
+    async get(caller: Caller, id: string): Promise<PartnerView> {
+      const row = await withTenant(db, caller.tenant, (tx) => partners.findPartner(tx, id));
+      if (!row) throw notFound('Partner');
+      return partnerView(row);
+    },
+
+    async update(caller: Caller, id: string, body: Static<typeof UpdatePartnerBody>, meta: RequestMeta): Promise<PartnerView> {
+      const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
+      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one partner field');
+      assertSettings(body.settings);
+      try {
+        const view = await withTenant(db, caller.tenant, async (tx) => {
+          const current = await partners.findPartner(tx, id);
+          if (!current) throw notFound('Partner');
+          if (body.slug && body.slug !== current.slug && (await partners.liveSlugExists(tx, body.slug))) throw duplicateSlug();
+          const values: partners.PartnerValues = { ...body };
+          if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
+          const row = (await partners.updatePartner(tx, id, values))!;
+          await recordAudit(tx, event(caller, meta, 'partner.update', row, changes(partnerView(current), partnerView(row), fields)));
+          return partnerView(row);
+        });
+        deps.announceChange('partner updated'); // status changes reach the partner guard at once
+        return view;
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateSlug() : err;
+      }
+    },
+
+    async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      await withTenant(db, caller.tenant, async (tx) => {
+        const row = await partners.softDeletePartner(tx, id, new Date());
+        if (!row) throw notFound('Partner');
+        await recordAudit(tx, event(caller, meta, 'partner.delete', row, { slug: row.slug }));
+      });
+      deps.announceChange('partner deleted');
+      return { success: true };
+    },
+
+    async getMine(caller: Caller): Promise<PartnerView> {
+      if (!caller.partnerId) throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no partner');
+      const row = await withTenant(db, caller.tenant, (tx) => partners.findPartner(tx, caller.partnerId!));
+      if (!row) throw notFound('Partner');
+      return partnerView(row);
+    },
+
+    async updateMine(caller: Caller, body: Static<typeof UpdateMyPartnerBody>, meta: RequestMeta): Promise<PartnerView> {
+      if (!caller.partnerId) throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no partner');
+      const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
+      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send name, billingEmail or settings');
+      assertSettings(body.settings);
+      return withTenant(db, caller.tenant, async (tx) => {
+        const current = await partners.findPartner(tx, caller.partnerId!);
+        if (!current) throw notFound('Partner');
+        const values: partners.PartnerValues = { ...body };
+        if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
+        const row = (await partners.updatePartner(tx, current.id, values))!;
+        const settingsKeys = body.settings ? Object.keys(body.settings).map((k) => `settings.${k}`) : [];
+        await recordAudit(tx, event(caller, meta, 'partner.settings.update', row, {
+          ...changes(partnerView(current), partnerView(row), fields),
+          changedFields: [...fields.filter((f) => f !== 'settings'), ...settingsKeys],
+        }));
+        return partnerView(row);
+      });
+    },
+  };
+}
+
+export type PartnersService = ReturnType<typeof createPartnersService>;

@@ -1,0 +1,8 @@
+// Schema pieces every module's contract uses.
+import { Type, type TSchema } from 'typebox';
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time' });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const IdParams = Type.Object({ id: Uuid });
+export const Success = Type.Object({ success: Type.Literal(true) });

@@ -1,0 +1,87 @@
+// Request and response schemas of /orgs/partners (SPEC "Partner", "Partner settings").
+import { Type } from 'typebox';
+import { PaginationQuery, Paginated } from '../http/pagination.js';
+import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+
+export { IdParams, Success };
+
+const Json = Type.Object({}, { additionalProperties: true });
+
+export const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description: 'lowercase letters and digits in dash-separated words' });
+const Name = Type.String({ minLength: 1, maxLength: 255 });
+const PartnerType = Type.Enum(['msp', 'enterprise', 'internal'] as const);
+const Plan = Type.Enum(['free', 'starter', 'community', 'pro', 'enterprise', 'unlimited'] as const);
+const PartnerStatus = Type.Enum(['pending', 'active', 'suspended', 'churned'] as const);
+const Cap = Nullable(Type.Integer({ minimum: 0, maximum: 10_000_000 }));
+const Email = Type.String({ format: 'email', maxLength: 255 });
+const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, 24-hour' });
+const Day = Type.Object({ start: Type.Optional(Time), end: Type.Optional(Time), closed: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const DAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+
+/** Partner settings as a client may write them (merged key by key into the stored ones). */
+export const PartnerSettingsInput = Type.Object(
+  {
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone name' })),
+    dateFormat: Type.Optional(Type.Enum(['MM/DD/YYYY', 'DD/MM/YYYY', 'YYYY-MM-DD'] as const)),
+    timeFormat: Type.Optional(Type.Enum(['12h', '24h'] as const)),
+    language: Type.Optional(Type.Enum(['en'] as const)),
+    businessHours: Type.Optional(
+      Type.Object(
+        {
+          preset: Type.Optional(Type.Enum(['24/7', 'business', 'extended', 'custom'] as const)),
+          custom: Type.Optional(Type.Object(Object.fromEntries(DAYS.map((d) => [d, Type.Optional(Day)])), { additionalProperties: false })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    contact: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Optional(Type.String({ maxLength: 255 })),
+          email: Type.Optional(Type.String({ maxLength: 255 })),
+          phone: Type.Optional(Type.String({ maxLength: 64 })),
+          website: Type.Optional(Type.String({ maxLength: 2048 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'organizationOrder is written by PATCH /orgs/organizations/order only' },
+);
+
+export const Partner = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  slug: Type.String(),
+  type: PartnerType,
+  plan: Plan,
+  status: PartnerStatus,
+  maxOrganizations: Nullable(Type.Integer()),
+  maxDevices: Nullable(Type.Integer()),
+  settings: Json,
+  ssoConfig: Nullable(Json),
+  billingEmail: Nullable(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  deletedAt: Nullable(Timestamp),
+});
+
+const partnerFields = {
+  type: Type.Optional(PartnerType),
+  plan: Type.Optional(Plan),
+  status: Type.Optional(PartnerStatus),
+  maxOrganizations: Type.Optional(Cap),
+  maxDevices: Type.Optional(Cap),
+  billingEmail: Type.Optional(Nullable(Email)),
+  settings: Type.Optional(PartnerSettingsInput),
+  ssoConfig: Type.Optional(Nullable(Json)),
+};
+
+export const CreatePartnerBody = Type.Object({ name: Name, slug: Slug, ...partnerFields }, { additionalProperties: false });
+export const UpdatePartnerBody = Type.Object({ name: Type.Optional(Name), slug: Type.Optional(Slug), ...partnerFields }, { additionalProperties: false });
+export const UpdateMyPartnerBody = Type.Object(
+  { name: Type.Optional(Name), billingEmail: Type.Optional(Nullable(Email)), settings: Type.Optional(PartnerSettingsInput) },
+  { additionalProperties: false },
+);
+export const PartnerList = Paginated(Partner);
+export const ListQuery = Type.Object({ ...PaginationQuery });
