@@ -26,6 +26,8 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { createAuditService } from './audit/audit.service.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { createSealer, type Sealer } from './audit/sealer.js';
+import { organizationsRoutes } from './tenancy/organizations.routes.js';
+import { createOrganizationsService } from './tenancy/organizations.service.js';
 import { partnersRoutes } from './tenancy/partners.routes.js';
 import { createPartnersService } from './tenancy/partners.service.js';
 
@@ -172,6 +174,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registration = createRegistrationService({ db, recordAudit });
   const audit = createAuditService({ db });
   const partners = createPartnersService({ db, recordAudit, announceChange: callers.announceChange });
+  const organizations = createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange });
 
   installAuth(app, { jwt: callers.authenticateJwt });
 
@@ -195,6 +198,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usersRoutes({ users, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(auditRoutes({ audit }), { prefix: '/api/v1' });
   await app.register(partnersRoutes({ partners, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
+  await app.register(organizationsRoutes({ organizations, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
   if (bootstrap) options.onBootstrap?.(bootstrap);

@@ -85,3 +85,50 @@ export const UpdateMyPartnerBody = Type.Object(
 );
 export const PartnerList = Paginated(Partner);
 export const ListQuery = Type.Object({ ...PaginationQuery });
+
+// --- organizations ------------------------------------------------------------------------------
+
+const OrgType = Type.Enum(['customer', 'internal'] as const);
+const OrgStatus = Type.Enum(['active', 'suspended', 'trial', 'churned'] as const);
+
+export const Organization = Type.Object({
+  id: Uuid,
+  partnerId: Uuid,
+  name: Type.String(),
+  slug: Type.String(),
+  type: OrgType,
+  status: OrgStatus,
+  maxDevices: Nullable(Type.Integer()),
+  settings: Json,
+  ssoConfig: Nullable(Json),
+  contractStart: Nullable(Timestamp),
+  contractEnd: Nullable(Timestamp),
+  billingContact: Nullable(Json),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  deletedAt: Nullable(Timestamp),
+});
+
+const organizationFields = {
+  type: Type.Optional(OrgType),
+  status: Type.Optional(OrgStatus),
+  maxDevices: Type.Optional(Cap),
+  contractStart: Type.Optional(Nullable(Timestamp)),
+  contractEnd: Type.Optional(Nullable(Timestamp)),
+  settings: Type.Optional(Json),
+  ssoConfig: Type.Optional(Nullable(Json)),
+  billingContact: Type.Optional(Nullable(Json)),
+};
+
+export const CreateOrganizationBody = Type.Object(
+  { partnerId: Type.Optional(Uuid), name: Name, slug: Slug, ...organizationFields },
+  { additionalProperties: false },
+);
+export const UpdateOrganizationBody = Type.Object(
+  { name: Type.Optional(Name), slug: Type.Optional(Slug), ...organizationFields },
+  { additionalProperties: false, description: 'partnerId cannot be changed' },
+);
+export const OrganizationList = Paginated(Organization);
+export const AccessibleOrganizations = Type.Object({ data: Type.Array(Organization) });
+export const OrganizationListQuery = Type.Object({ ...PaginationQuery, partnerId: Type.Optional(Uuid) });
+export const OrganizationOrder = Type.Object({ organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }) }, { additionalProperties: false });

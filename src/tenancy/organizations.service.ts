@@ -1,0 +1,178 @@
+// Organizations (SPEC "Organization", the Organizations endpoint table, API.md §2 and §4).
+import { randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
+import type { Database, Transaction } from '../db/database.js';
+import { applyTenantScope, withTenant } from '../db/tenant-scope.js';
+import { AppError, notFound } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import * as orgs from './organizations.repo.js';
+import type { CreateOrganizationBody, Organization, UpdateOrganizationBody } from './schemas.js';
+
+export type OrganizationView = Static<typeof Organization>;
+
+export function organizationView(row: orgs.OrganizationRow): OrganizationView {
+  return {
+    id: row.id,
+    partnerId: row.partner_id,
+    name: row.name,
+    slug: row.slug,
+    type: row.type as OrganizationView['type'],
+    status: row.status as OrganizationView['status'],
+    maxDevices: row.max_devices,
+    settings: row.settings,
+    ssoConfig: row.sso_config,
+    contractStart: row.contract_start?.toISOString() ?? null,
+    contractEnd: row.contract_end?.toISOString() ?? null,
+    billingContact: row.billing_contact,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    deletedAt: row.deleted_at?.toISOString() ?? null,
+  };
+}
+
+const duplicateSlug = () => new AppError('CONFLICT', 'This partner already has an organization with this slug');
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+function assertContract(start: string | null | undefined, end: string | null | undefined): void {
+  if (start && end && new Date(start) > new Date(end)) throw new AppError('VALIDATION_FAILED', 'contractStart must not be later than contractEnd');
+}
+
+export function createOrganizationsService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
+  const { db, recordAudit } = deps;
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: orgs.OrganizationRow, details: Record<string, unknown>) => ({
+    orgId: row.id,
+    actor: actorOf(caller),
+    action,
+    resource: { type: 'organization', id: row.id, name: row.name },
+    details,
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+
+  /** An organization the caller reaches, or 404 (partner scope must not learn that others exist). */
+  async function reachable(tx: Transaction, caller: Caller, id: string): Promise<orgs.OrganizationRow> {
+    const row = caller.canAccessOrg(id) ? await orgs.findOrganization(tx, id) : null;
+    if (!row) throw notFound('Organization');
+    return row;
+  }
+
+  return {
+    /** GET /orgs/: every organization the caller reaches, unpaginated. */
+    async accessible(caller: Caller): Promise<{ data: OrganizationView[] }> {
+      if (caller.accessibleOrgIds?.length === 0) return { data: [] };
+      const { rows } = await withTenant(db, caller.tenant, (tx) =>
+        orgs.listOrganizations(tx, { ids: caller.accessibleOrgIds, partnerOrder: caller.scope !== 'system' }, null),
+      );
+      return { data: rows.map(organizationView) };
+    },
+
+    async list(caller: Caller, query: { page?: number; limit?: number; partnerId?: string }): Promise<PaginatedResult<OrganizationView>> {
+      const page = pageOf(query);
+      if (caller.accessibleOrgIds?.length === 0 || (caller.scope === 'partner' && query.partnerId && query.partnerId !== caller.partnerId)) {
+        return paginated([], page, 0);
+      }
+      const filter = {
+        ids: caller.accessibleOrgIds,
+        partnerOrder: caller.scope !== 'system' || query.partnerId !== undefined,
+        ...(query.partnerId ? { partnerId: query.partnerId } : {}),
+      };
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => orgs.listOrganizations(tx, filter, page));
+      return paginated(rows.map(organizationView), page, total);
+    },
+
+    async create(caller: Caller, body: Static<typeof CreateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {
+      let partnerId: string;
+      if (caller.scope === 'partner') {
+        if (!caller.partnerId) throw new AppError('VALIDATION_FAILED', 'Partner context required to create organizations');
+        if (body.partnerId && body.partnerId !== caller.partnerId) throw new AppError('PARTNER_MISMATCH', 'partnerId must be your own partner');
+        // A narrower partner user would create an organization it could then neither see nor audit.
+        if (caller.tenant.scope !== 'partner' || !caller.tenant.allOrgs) {
+          throw new AppError('PERMISSION_DENIED', 'Creating organizations needs access to all of the partner’s organizations');
+        }
+        partnerId = caller.partnerId;
+      } else {
+        if (!body.partnerId) throw new AppError('VALIDATION_FAILED', 'partnerId is required for system scope');
+        partnerId = body.partnerId;
+      }
+      assertContract(body.contractStart, body.contractEnd);
+      const { partnerId: _ignored, ...values } = body;
+      try {
+        const view = await withTenant(db, caller.tenant, async (tx) => {
+          const partner = await orgs.lockPartner(tx, partnerId);
+          if (!partner) throw notFound('Partner');
+          if (partner.max_organizations !== null && partner.live >= partner.max_organizations) {
+            throw new AppError('LIMIT_REACHED', `This partner has reached its limit of ${partner.max_organizations} organizations`);
+          }
+          if (await orgs.liveSlugExists(tx, partnerId, body.slug)) throw duplicateSlug();
+          const id = randomUUID();
+          await orgs.insertOrganization(tx, id, partnerId, values);
+          // The caller's reach now includes the new organization: widen this transaction's scope so
+          // the entry can go into the organization's own chain.
+          if (caller.tenant.scope === 'partner') await applyTenantScope(tx, db.appRole, { ...caller.tenant, orgIds: [...caller.tenant.orgIds, id] });
+          const row = (await orgs.findOrganization(tx, id))!;
+          await recordAudit(tx, event(caller, meta, 'organization.create', row, { partnerId, status: row.status, type: row.type }));
+          return organizationView(row);
+        });
+        deps.announceChange('organization created');
+        return view;
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateSlug() : err;
+      }
+    },
+
+    async get(caller: Caller, id: string): Promise<OrganizationView> {
+      return organizationView(await withTenant(db, caller.tenant, (tx) => reachable(tx, caller, id)));
+    },
+
+    async update(caller: Caller, id: string, body: Static<typeof UpdateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {
+      const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
+      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one organization field (partnerId cannot be changed)');
+      try {
+        const view = await withTenant(db, caller.tenant, async (tx) => {
+          const current = await reachable(tx, caller, id);
+          assertContract(body.contractStart ?? current.contract_start?.toISOString(), body.contractEnd ?? current.contract_end?.toISOString());
+          if (body.slug && (await orgs.liveSlugExists(tx, current.partner_id, body.slug, id))) throw duplicateSlug();
+          await orgs.updateOrganization(tx, id, body);
+          const row = (await orgs.findOrganization(tx, id))!;
+          const before = organizationView(current);
+          const after = organizationView(row);
+          const pick = (v: OrganizationView) => Object.fromEntries(fields.map((f) => [f, v[f as keyof OrganizationView]]));
+          await recordAudit(tx, event(caller, meta, 'organization.update', row, { changedFields: fields, before: pick(before), after: pick(after) }));
+          return after;
+        });
+        deps.announceChange('organization updated'); // status reaches the suspended-organization guard
+        return view;
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateSlug() : err;
+      }
+    },
+
+    async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      await withTenant(db, caller.tenant, async (tx) => {
+        const row = await reachable(tx, caller, id);
+        await orgs.softDeleteOrganization(tx, id, new Date());
+        await recordAudit(tx, event(caller, meta, 'organization.delete', row, { partnerId: row.partner_id }));
+      });
+      deps.announceChange('organization deleted');
+      return { success: true };
+    },
+
+    /** PATCH /orgs/organizations/order: unknown or deleted ids dropped, omitted ones appended. */
+    async setOrder(caller: Caller, order: string[]): Promise<{ organizationOrder: string[] }> {
+      if (!caller.partnerId) throw new AppError('VALIDATION_FAILED', 'Partner context required to order organizations');
+      return withTenant(db, caller.tenant, async (tx) => {
+        const live = await orgs.registrationOrder(tx, caller.partnerId!);
+        const known = new Set(live);
+        const kept = [...new Set(order)].filter((id) => known.has(id));
+        const cleaned = [...kept, ...live.filter((id) => !kept.includes(id))];
+        await orgs.setOrganizationOrder(tx, caller.partnerId!, cleaned);
+        return { organizationOrder: cleaned };
+      });
+    },
+  };
+}
+
+export type OrganizationsService = ReturnType<typeof createOrganizationsService>;

@@ -1,0 +1,141 @@
+// /orgs/ and /orgs/organizations through HTTP: the partnerId rules and messages, caps under
+// concurrency, slug uniqueness per partner, 404 for what a partner cannot see, order, and audit.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { testApp, type TestApp } from '../../test/support/app.js';
+import { createOrg, createPartner, createUser, type TestOrg, type TestPartner } from '../../test/support/factory.js';
+import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
+
+const slug = () => `org-${randomBytes(4).toString('hex')}`;
+
+describe('organizations', () => {
+  let t: TestApp;
+  let partner: TestPartner;
+  let other: TestPartner;
+  let orgA: TestOrg;
+  let orgB: TestOrg;
+  let foreign: TestOrg;
+  const s: Record<string, Session> = {};
+  const call = (who: string) => as(t.app, s[who]!);
+  const create = (who: string, payload: Record<string, unknown>) => call(who)({ method: 'POST', url: '/api/v1/orgs/organizations', payload });
+
+  before(async () => {
+    t = await testApp();
+    partner = await createPartner(t.db);
+    other = await createPartner(t.db);
+    orgA = await createOrg(t.db, partner.id);
+    orgB = await createOrg(t.db, partner.id);
+    foreign = await createOrg(t.db, other.id);
+    const users = {
+      system: await createUser(t.db, { scope: 'system' }),
+      partnerAll: await createUser(t.db, { scope: 'partner', partnerId: partner.id }),
+      partnerSelected: await createUser(t.db, { scope: 'partner', partnerId: partner.id, orgAccess: 'selected', orgIds: [orgA.id] }),
+      partnerNone: await createUser(t.db, { scope: 'partner', partnerId: partner.id, orgAccess: 'none' }),
+      orgAdmin: await createUser(t.db, { scope: 'organization', orgId: orgA.id }),
+      otherPartner: await createUser(t.db, { scope: 'partner', partnerId: other.id }),
+    };
+    for (const [k, user] of Object.entries(users)) s[k] = await login(t.app, user);
+  });
+  after(() => t.close());
+
+  it('creates organizations under the partnerId rules, with SPEC’s messages', async () => {
+    const mine = await create('partnerAll', { name: 'Contoso', slug: slug() });
+    assert.equal(mine.statusCode, 201, mine.body);
+    assert.deepEqual({ partnerId: mine.json().partnerId, status: mine.json().status, type: mine.json().type }, { partnerId: partner.id, status: 'active', type: 'customer' });
+    assertProblem(await create('partnerAll', { partnerId: other.id, name: 'X', slug: slug() }), 403, 'PARTNER_MISMATCH');
+    const noPartner = assertProblem(await create('system', { name: 'X', slug: slug() }), 400, 'VALIDATION_FAILED');
+    assert.equal(noPartner.detail, 'partnerId is required for system scope');
+    assertProblem(await create('system', { partnerId: '00000000-0000-4000-8000-000000000000', name: 'X', slug: slug() }), 404, 'NOT_FOUND');
+    assertProblem(await create('orgAdmin', { name: 'X', slug: slug() }), 403, 'PERMISSION_DENIED');
+    assertProblem(await create('partnerSelected', { name: 'X', slug: slug() }), 403, 'PERMISSION_DENIED');
+    assert.equal((await create('system', { partnerId: other.id, name: 'Fabrikam', slug: slug(), status: 'trial', contractStart: '2026-01-01T00:00:00.000Z' })).statusCode, 201);
+    for (const payload of [{ name: 'X', slug: 'Bad Slug' }, { name: 'X'.repeat(256), slug: slug() }, { name: 'X', slug: slug(), type: 'vendor' }, { name: 'X', slug: slug(), bogus: 1 }, { name: 'X', slug: slug(), contractStart: 'soon' }]) {
+      assertProblem(await create('partnerAll', payload), 400, 'VALIDATION_FAILED');
+    }
+
+    // The new organization is reachable at once, and its creation is in its own chain.
+    const id = mine.json().id;
+    assert.equal((await call('partnerAll')({ method: 'GET', url: `/api/v1/orgs/organizations/${id}` })).statusCode, 200);
+    await t.app.auditSealer.sealNow();
+    const [entry] = (await call('partnerAll')({ method: 'GET', url: `/api/v1/audit-logs/logs?orgId=${id}` })).json().data;
+    assert.equal(entry.action, 'organization.create');
+    assert.deepEqual(entry.details, { partnerId: partner.id, status: 'active', type: 'customer' });
+  });
+
+  it('enforces maxOrganizations, with exactly the remaining number winning a race', async () => {
+    const capped = await createPartner(t.db);
+    await call('system')({ method: 'PATCH', url: `/api/v1/orgs/partners/${capped.id}`, payload: { maxOrganizations: 3 } });
+    await createOrg(t.db, capped.id);
+    const results = await Promise.all(Array.from({ length: 5 }, () => create('system', { partnerId: capped.id, name: 'Race', slug: slug() })));
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 201, 409, 409, 409]);
+    assertProblem(results.find((r) => r.statusCode === 409)!, 409, 'LIMIT_REACHED');
+  });
+
+  it('keeps slugs unique within a partner among live organizations', async () => {
+    const taken = slug();
+    assert.equal((await create('partnerAll', { name: 'One', slug: taken })).statusCode, 201);
+    assertProblem(await create('partnerAll', { name: 'Two', slug: taken }), 409, 'CONFLICT');
+    assert.equal((await create('otherPartner', { name: 'Elsewhere', slug: taken })).statusCode, 201);
+    const raced = await Promise.all([1, 2, 3].map(() => create('system', { partnerId: partner.id, name: 'Race', slug: `${taken}-x` })));
+    assert.deepEqual(raced.map((r) => r.statusCode).sort(), [201, 409, 409]);
+  });
+
+  it('hides other partners’ organizations behind 404 and refuses partnerId changes', async () => {
+    for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+      const res = await call('partnerAll')({ method, url: `/api/v1/orgs/organizations/${foreign.id}`, ...(method === 'PATCH' ? { payload: { name: 'x' } } : {}) });
+      assertProblem(res, 404, 'NOT_FOUND');
+    }
+    assertProblem(await call('partnerSelected')({ method: 'GET', url: `/api/v1/orgs/organizations/${orgB.id}` }), 404, 'NOT_FOUND');
+    assertProblem(await call('partnerAll')({ method: 'PATCH', url: `/api/v1/orgs/organizations/${orgA.id}`, payload: { partnerId: other.id } }), 400, 'VALIDATION_FAILED');
+    assertProblem(await call('partnerAll')({ method: 'PATCH', url: `/api/v1/orgs/organizations/${orgA.id}`, payload: {} }), 400, 'EMPTY_UPDATE');
+    const renamed = await call('partnerAll')({ method: 'PATCH', url: `/api/v1/orgs/organizations/${orgA.id}`, payload: { name: 'Alpha Corp', maxDevices: 50 } });
+    assert.equal(renamed.statusCode, 200, renamed.body);
+    assert.deepEqual({ name: renamed.json().name, maxDevices: renamed.json().maxDevices, partnerId: renamed.json().partnerId }, { name: 'Alpha Corp', maxDevices: 50, partnerId: partner.id });
+    assertProblem(await call('orgAdmin')({ method: 'GET', url: `/api/v1/orgs/organizations/${orgA.id}` }), 403, 'PERMISSION_DENIED');
+  });
+
+  it('lists what each scope reaches; soft-deleted organizations disappear everywhere', async () => {
+    const ids = async (who: string, url = '/api/v1/orgs/') => ((await call(who)({ method: 'GET', url })).json().data as { id: string }[]).map((o) => o.id);
+    assert.deepEqual(await ids('orgAdmin'), [orgA.id]);
+    assert.deepEqual(await ids('partnerSelected'), [orgA.id]);
+    assert.deepEqual(await ids('partnerNone'), []);
+    assert.ok(!(await ids('partnerAll')).includes(foreign.id));
+    assert.ok((await ids('system', `/api/v1/orgs/organizations?partnerId=${other.id}&limit=100`)).includes(foreign.id));
+    assert.deepEqual(await ids('partnerAll', `/api/v1/orgs/organizations?partnerId=${other.id}`), []);
+
+    const doomed = (await create('partnerAll', { name: 'Doomed', slug: slug() })).json();
+    assert.deepEqual((await call('partnerAll')({ method: 'DELETE', url: `/api/v1/orgs/organizations/${doomed.id}` })).json(), { success: true });
+    assertProblem(await call('partnerAll')({ method: 'GET', url: `/api/v1/orgs/organizations/${doomed.id}` }), 404, 'NOT_FOUND');
+    assertProblem(await call('system')({ method: 'DELETE', url: `/api/v1/orgs/organizations/${doomed.id}` }), 404, 'NOT_FOUND');
+    assert.ok(!(await ids('partnerAll')).includes(doomed.id));
+    assert.ok(!(await ids('partnerAll', '/api/v1/orgs/organizations?limit=100')).includes(doomed.id));
+  });
+
+  it('stores a cleaned display order that both lists follow', async () => {
+    const p = await createPartner(t.db);
+    const [o1, o2, o3] = [await createOrg(t.db, p.id), await createOrg(t.db, p.id), await createOrg(t.db, p.id)];
+    const gone = await createOrg(t.db, p.id, { deleted: true });
+    const admin = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: p.id }));
+    const res = await as(t.app, admin)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder: [o3!.id, gone.id, foreign.id, o1!.id] } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { organizationOrder: [o3!.id, o1!.id, o2!.id] });
+    const order = (url: string, session: Session) => as(t.app, session)({ method: 'GET', url }).then((r) => (r.json().data as { id: string }[]).map((o) => o.id));
+    assert.deepEqual(await order('/api/v1/orgs/', admin), [o3!.id, o1!.id, o2!.id]);
+    assert.deepEqual(await order('/api/v1/orgs/organizations', admin), [o3!.id, o1!.id, o2!.id]);
+    assert.deepEqual(await order(`/api/v1/orgs/organizations?partnerId=${p.id}`, s.system!), [o3!.id, o1!.id, o2!.id]);
+    assert.deepEqual((await call('partnerAll')({ method: 'GET', url: `/api/v1/orgs/partners/me` })).json().settings.organizationOrder, undefined);
+    assertProblem(await call('system')({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder: [] } }), 403, 'PERMISSION_DENIED');
+    assertProblem(await as(t.app, admin)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder: ['nope'] } }), 400, 'VALIDATION_FAILED');
+  });
+
+  it('applies a suspension to the organization’s users at once: reads stay, writes are refused', async () => {
+    const org = await createOrg(t.db, partner.id);
+    const user = await login(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }));
+    const newUser = { email: `x-${randomBytes(3).toString('hex')}@x.test`, name: 'X', password: 'long-enough-pw', scope: 'organization', role: 'readonly' };
+    const suspended = await call('system')({ method: 'PATCH', url: `/api/v1/orgs/organizations/${org.id}`, payload: { status: 'suspended' } });
+    assert.equal(suspended.json().status, 'suspended', suspended.body);
+    assert.equal((await as(t.app, user)({ method: 'GET', url: '/api/v1/orgs/' })).statusCode, 200);
+    assertProblem(await as(t.app, user)({ method: 'POST', url: '/api/v1/users', payload: newUser }), 403, 'ORG_SUSPENDED');
+  });
+});
