@@ -29,6 +29,8 @@ import { createSealer, type Sealer } from './audit/sealer.js';
 import { organizationsRoutes } from './tenancy/organizations.routes.js';
 import { createOrganizationsService } from './tenancy/organizations.service.js';
 import { partnersRoutes } from './tenancy/partners.routes.js';
+import { sitesRoutes } from './tenancy/sites.routes.js';
+import { createSitesService } from './tenancy/sites.service.js';
 import { createPartnersService } from './tenancy/partners.service.js';
 
 declare module 'fastify' {
@@ -175,6 +177,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const audit = createAuditService({ db });
   const partners = createPartnersService({ db, recordAudit, announceChange: callers.announceChange });
   const organizations = createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange });
+  const sites = createSitesService({ db, recordAudit });
 
   installAuth(app, { jwt: callers.authenticateJwt });
 
@@ -199,6 +202,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(auditRoutes({ audit }), { prefix: '/api/v1' });
   await app.register(partnersRoutes({ partners, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(organizationsRoutes({ organizations, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
+  await app.register(sitesRoutes({ sites, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
   if (bootstrap) options.onBootstrap?.(bootstrap);

@@ -132,3 +132,31 @@ export const OrganizationList = Paginated(Organization);
 export const AccessibleOrganizations = Type.Object({ data: Type.Array(Organization) });
 export const OrganizationListQuery = Type.Object({ ...PaginationQuery, partnerId: Type.Optional(Uuid) });
 export const OrganizationOrder = Type.Object({ organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }) }, { additionalProperties: false });
+
+// --- sites --------------------------------------------------------------------------------------
+
+const Timezone = Type.String({ minLength: 1, maxLength: 50, description: 'IANA timezone name' });
+
+export const Site = Type.Object({
+  id: Uuid,
+  orgId: Uuid,
+  name: Type.String(),
+  address: Nullable(Json),
+  timezone: Type.String(),
+  contact: Nullable(Json),
+  settings: Json,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const siteFields = {
+  timezone: Type.Optional(Timezone),
+  address: Type.Optional(Nullable(Json)),
+  contact: Type.Optional(Nullable(Json)),
+  settings: Type.Optional(Json),
+};
+
+export const CreateSiteBody = Type.Object({ orgId: Uuid, name: Name, ...siteFields }, { additionalProperties: false });
+export const UpdateSiteBody = Type.Object({ name: Type.Optional(Name), ...siteFields }, { additionalProperties: false, description: 'orgId cannot be changed' });
+export const SiteList = Paginated(Site);
+export const SiteListQuery = Type.Object({ ...PaginationQuery, orgId: Type.Optional(Uuid), organizationId: Type.Optional(Uuid) });

@@ -1,0 +1,79 @@
+// SQL for sites (hard-deleted; reachable only through a live organization).
+import type { Queryable } from '../db/database.js';
+
+export interface SiteRow {
+  id: string;
+  org_id: string;
+  name: string;
+  address: Record<string, unknown> | null;
+  timezone: string;
+  contact: Record<string, unknown> | null;
+  settings: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `s.id, s.org_id, s.name, s.address, s.timezone, s.contact, s.settings, s.created_at, s.updated_at`;
+
+export const SITE_FIELDS = { name: 'name', address: 'address', timezone: 'timezone', contact: 'contact', settings: 'settings' } as const;
+export type SiteField = keyof typeof SITE_FIELDS;
+export type SiteValues = Partial<Record<SiteField, unknown>>;
+
+const JSON_FIELDS = new Set<SiteField>(['address', 'contact', 'settings']);
+const param = (field: SiteField, value: unknown) => (JSON_FIELDS.has(field) && value !== null ? JSON.stringify(value) : value);
+const defined = (values: SiteValues) => (Object.keys(values) as SiteField[]).filter((f) => values[f] !== undefined);
+
+/** Where a site lives, read in the system scope: tells "no such site" (404) from "not yours" (403). */
+export async function locateSite(tx: Queryable, id: string): Promise<{ org_id: string } | null> {
+  const { rows } = await tx.query<{ org_id: string }>(
+    `select s.org_id from sites s join organizations o on o.id = s.org_id and o.deleted_at is null where s.id = $1`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+export async function organizationIsLive(tx: Queryable, orgId: string): Promise<boolean> {
+  const { rows } = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [orgId]);
+  return rows.length > 0;
+}
+
+export async function findSite(tx: Queryable, id: string): Promise<SiteRow | null> {
+  const { rows } = await tx.query<SiteRow>(`select ${COLUMNS} from sites s where s.id = $1`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function listSites(tx: Queryable, orgIds: readonly string[] | null, limit: number, offset: number): Promise<{ rows: SiteRow[]; total: number }> {
+  const params: unknown[] = [];
+  const where = ['o.deleted_at is null'];
+  if (orgIds) where.push(`s.org_id = any($${params.push(orgIds)}::uuid[])`);
+  const from = `from sites s join organizations o on o.id = s.org_id where ${where.join(' and ')}`;
+  const { rows } = await tx.query<SiteRow>(
+    `select ${COLUMNS} ${from} order by s.name, s.id limit $${params.length + 1} offset $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  const count = await tx.query<{ total: number }>(`select count(*)::int as total ${from}`, params);
+  return { rows, total: count.rows[0]!.total };
+}
+
+export async function insertSite(tx: Queryable, orgId: string, values: SiteValues): Promise<SiteRow> {
+  const fields = defined(values);
+  const { rows } = await tx.query<SiteRow>(
+    `insert into sites as s (org_id${fields.map((f) => `, ${SITE_FIELDS[f]}`).join('')})
+     values ($1${fields.map((_, i) => `, $${i + 2}`).join('')}) returning ${COLUMNS}`,
+    [orgId, ...fields.map((f) => param(f, values[f]))],
+  );
+  return rows[0]!;
+}
+
+export async function updateSite(tx: Queryable, id: string, values: SiteValues): Promise<SiteRow> {
+  const fields = defined(values);
+  const { rows } = await tx.query<SiteRow>(
+    `update sites as s set ${fields.map((f, i) => `${SITE_FIELDS[f]} = $${i + 2}`).join(', ')} where s.id = $1 returning ${COLUMNS}`,
+    [id, ...fields.map((f) => param(f, values[f]))],
+  );
+  return rows[0]!;
+}
+
+export async function deleteSite(tx: Queryable, id: string): Promise<void> {
+  await tx.query(`delete from sites where id = $1`, [id]);
+}

@@ -1,0 +1,118 @@
+// Sites (SPEC "Site", the Sites endpoint table and "Authentication" 11: the site access check).
+import type { Static } from 'typebox';
+import type { Database } from '../db/database.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { AppError, notFound } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import { isTimezone } from './partners.service.js';
+import * as sites from './sites.repo.js';
+import type { CreateSiteBody, Site, UpdateSiteBody } from './schemas.js';
+
+export type SiteView = Static<typeof Site>;
+
+export function siteView(row: sites.SiteRow): SiteView {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    address: row.address,
+    timezone: row.timezone,
+    contact: row.contact,
+    settings: row.settings,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const orgDenied = () => new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
+const siteDenied = () => new AppError('SITE_ACCESS_DENIED', 'Access to this site denied');
+
+function assertTimezone(timezone: string | undefined): void {
+  if (timezone !== undefined && !isTimezone(timezone)) {
+    throw new AppError('VALIDATION_FAILED', `timezone "${timezone}" is not an IANA timezone name`, {
+      errors: [{ path: 'body.timezone', message: 'must be an IANA timezone name, e.g. America/New_York' }],
+    });
+  }
+}
+
+export function createSitesService(deps: { db: Database; recordAudit: RecordAudit }) {
+  const { db, recordAudit } = deps;
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: sites.SiteRow, details: Record<string, unknown>) => ({
+    orgId: row.org_id,
+    actor: actorOf(caller),
+    action,
+    resource: { type: 'site', id: row.id, name: row.name },
+    details,
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+
+  /** SPEC "Authentication" 11: a site that exists but sits in an organization out of reach is 403. */
+  async function checkSiteAccess(caller: Caller, id: string): Promise<void> {
+    const location = await withTenant(db, SYSTEM_SCOPE, (tx) => sites.locateSite(tx, id));
+    if (!location) throw notFound('Site');
+    if (!caller.canAccessOrg(location.org_id)) throw siteDenied();
+  }
+
+  return {
+    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; organizationId?: string }): Promise<PaginatedResult<SiteView>> {
+      const page = pageOf(query);
+      const orgId = query.orgId ?? query.organizationId;
+      const orgIds = orgId ? (caller.canAccessOrg(orgId) ? [orgId] : []) : caller.accessibleOrgIds;
+      if (orgIds?.length === 0) return paginated([], page, 0);
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, orgIds, page.limit, page.offset));
+      return paginated(rows.map(siteView), page, total);
+    },
+
+    async create(caller: Caller, body: Static<typeof CreateSiteBody>, meta: RequestMeta): Promise<SiteView> {
+      if (!caller.canAccessOrg(body.orgId)) throw orgDenied();
+      assertTimezone(body.timezone);
+      const { orgId, ...values } = body;
+      return withTenant(db, caller.tenant, async (tx) => {
+        // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
+        if (!(await sites.organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
+        const row = await sites.insertSite(tx, orgId, { ...values, timezone: values.timezone ?? 'UTC' });
+        await recordAudit(tx, event(caller, meta, 'site.create', row, { orgId, timezone: row.timezone }));
+        return siteView(row);
+      });
+    },
+
+    async get(caller: Caller, id: string): Promise<SiteView> {
+      await checkSiteAccess(caller, id);
+      const row = await withTenant(db, caller.tenant, (tx) => sites.findSite(tx, id));
+      if (!row) throw notFound('Site');
+      return siteView(row);
+    },
+
+    async update(caller: Caller, id: string, body: Static<typeof UpdateSiteBody>, meta: RequestMeta): Promise<SiteView> {
+      const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
+      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one site field (orgId cannot be changed)');
+      assertTimezone(body.timezone);
+      await checkSiteAccess(caller, id);
+      return withTenant(db, caller.tenant, async (tx) => {
+        const current = await sites.findSite(tx, id);
+        if (!current) throw notFound('Site');
+        const row = await sites.updateSite(tx, id, body);
+        const pick = (v: SiteView) => Object.fromEntries(fields.map((f) => [f, v[f as keyof SiteView]]));
+        await recordAudit(tx, event(caller, meta, 'site.update', row, { changedFields: fields, before: pick(siteView(current)), after: pick(siteView(row)) }));
+        return siteView(row);
+      });
+    },
+
+    async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      await checkSiteAccess(caller, id);
+      await withTenant(db, caller.tenant, async (tx) => {
+        const row = await sites.findSite(tx, id);
+        if (!row) throw notFound('Site');
+        await sites.deleteSite(tx, id);
+        await recordAudit(tx, event(caller, meta, 'site.delete', row, { before: siteView(row) }));
+      });
+      return { success: true };
+    },
+  };
+}
+
+export type SitesService = ReturnType<typeof createSitesService>;

@@ -1,0 +1,98 @@
+// /orgs/sites through HTTP: the site access check with SPEC's two messages, 404 for what does not
+// exist, timezones, lists by organization, sites of deleted organizations, and the audit trail.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { testApp, type TestApp } from '../../test/support/app.js';
+import { createOrg, createPartner, createSite, createUser, type TestOrg } from '../../test/support/factory.js';
+import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
+
+const NOBODY = '00000000-0000-4000-8000-000000000000';
+
+describe('sites', () => {
+  let t: TestApp;
+  let orgA: TestOrg;
+  let orgB: TestOrg;
+  let foreign: TestOrg;
+  const s: Record<string, Session> = {};
+  const call = (who: string) => as(t.app, s[who]!);
+
+  before(async () => {
+    t = await testApp();
+    const partner = await createPartner(t.db);
+    orgA = await createOrg(t.db, partner.id);
+    orgB = await createOrg(t.db, partner.id);
+    foreign = await createOrg(t.db, (await createPartner(t.db)).id);
+    const users = {
+      system: await createUser(t.db, { scope: 'system' }),
+      partnerAll: await createUser(t.db, { scope: 'partner', partnerId: partner.id }),
+      partnerNone: await createUser(t.db, { scope: 'partner', partnerId: partner.id, orgAccess: 'none' }),
+      orgAdminA: await createUser(t.db, { scope: 'organization', orgId: orgA.id }),
+      orgReadonlyA: await createUser(t.db, { scope: 'organization', orgId: orgA.id, role: 'readonly' }),
+    };
+    for (const [k, user] of Object.entries(users)) s[k] = await login(t.app, user);
+  });
+  after(() => t.close());
+
+  it('creates sites only in reachable organizations, with SPEC’s message otherwise', async () => {
+    const site = await call('orgAdminA')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: orgA.id, name: 'HQ', address: { city: 'Bern' } } });
+    assert.equal(site.statusCode, 201, site.body);
+    assert.deepEqual({ orgId: site.json().orgId, timezone: site.json().timezone, address: site.json().address }, { orgId: orgA.id, timezone: 'UTC', address: { city: 'Bern' } });
+    const denied = assertProblem(await call('orgAdminA')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: orgB.id, name: 'X' } }), 403, 'ORG_ACCESS_DENIED');
+    assert.equal(denied.detail, 'Access to this organization denied');
+    assertProblem(await call('partnerAll')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: foreign.id, name: 'X' } }), 403, 'ORG_ACCESS_DENIED');
+    assertProblem(await call('partnerAll')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: NOBODY, name: 'X' } }), 403, 'ORG_ACCESS_DENIED');
+    assertProblem(await call('system')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: NOBODY, name: 'X' } }), 404, 'NOT_FOUND');
+    assertProblem(await call('orgReadonlyA')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: orgA.id, name: 'X' } }), 403, 'PERMISSION_DENIED');
+    for (const payload of [{ orgId: orgA.id, name: 'X', timezone: 'Atlantis/Capital' }, { orgId: orgA.id, name: 'x'.repeat(256) }, { orgId: orgA.id }, { orgId: 'nope', name: 'X' }, { orgId: orgA.id, name: 'X', extra: 1 }]) {
+      assertProblem(await call('orgAdminA')({ method: 'POST', url: '/api/v1/orgs/sites', payload }), 400, 'VALIDATION_FAILED');
+    }
+    const zoned = await call('partnerAll')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: orgB.id, name: 'NYC', timezone: 'America/New_York' } });
+    assert.equal(zoned.json().timezone, 'America/New_York');
+  });
+
+  it('checks site access on read, update and delete: 403 when out of reach, 404 when missing', async () => {
+    const theirs = await createSite(t.db, orgB.id);
+    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const res = await call('orgAdminA')({ method, url: `/api/v1/orgs/sites/${theirs.id}`, ...(payload ? { payload } : {}) });
+      assert.equal(assertProblem(res, 403, 'SITE_ACCESS_DENIED').detail, 'Access to this site denied');
+      assertProblem(await call('orgAdminA')({ method, url: `/api/v1/orgs/sites/${NOBODY}`, ...(payload ? { payload } : {}) }), 404, 'NOT_FOUND');
+    }
+    const mine = await createSite(t.db, orgA.id);
+    assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: {} }), 400, 'EMPTY_UPDATE');
+    assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { orgId: orgB.id } }), 400, 'VALIDATION_FAILED');
+    const patched = await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { name: 'Renamed', timezone: 'Europe/Berlin' } });
+    assert.deepEqual({ name: patched.json().name, timezone: patched.json().timezone, orgId: patched.json().orgId }, { name: 'Renamed', timezone: 'Europe/Berlin', orgId: orgA.id });
+    assert.deepEqual((await call('orgAdminA')({ method: 'DELETE', url: `/api/v1/orgs/sites/${mine.id}` })).json(), { success: true });
+    assertProblem(await call('orgAdminA')({ method: 'GET', url: `/api/v1/orgs/sites/${mine.id}` }), 404, 'NOT_FOUND');
+
+    await t.app.auditSealer.sealNow();
+    const trail = (await call('orgAdminA')({ method: 'GET', url: `/api/v1/audit-logs/logs?resource=site&limit=100` })).json().data as { action: string; resourceId: string; details: Record<string, unknown> }[];
+    const forSite = trail.filter((e) => e.resourceId === mine.id).map((e) => e.action).sort();
+    assert.deepEqual(forSite, ['site.delete', 'site.update']);
+    assert.deepEqual((trail.find((e) => e.action === 'site.update' && e.resourceId === mine.id)!.details.changedFields as string[]).sort(), ['name', 'timezone']);
+  });
+
+  it('lists the sites each caller reaches, by orgId or organizationId', async () => {
+    const siteA = await createSite(t.db, orgA.id);
+    const siteB = await createSite(t.db, orgB.id);
+    const siteForeign = await createSite(t.db, foreign.id);
+    const ids = async (who: string, query = '') => ((await call(who)({ method: 'GET', url: `/api/v1/orgs/sites?limit=100${query}` })).json().data as { id: string }[]).map((x) => x.id);
+    const aSees = await ids('orgAdminA');
+    assert.ok(aSees.includes(siteA.id) && !aSees.includes(siteB.id) && !aSees.includes(siteForeign.id));
+    const partnerSees = await ids('partnerAll');
+    assert.ok(partnerSees.includes(siteA.id) && partnerSees.includes(siteB.id) && !partnerSees.includes(siteForeign.id));
+    assert.deepEqual(await ids('partnerAll', `&orgId=${orgB.id}`), (await ids('partnerAll', `&organizationId=${orgB.id}`)));
+    assert.ok((await ids('partnerAll', `&orgId=${orgB.id}`)).includes(siteB.id));
+    assert.deepEqual(await ids('orgAdminA', `&orgId=${orgB.id}`), []);
+    assert.deepEqual(await ids('partnerNone'), []);
+    assertProblem(await call('partnerAll')({ method: 'GET', url: '/api/v1/orgs/sites?orgId=nope' }), 400, 'VALIDATION_FAILED');
+  });
+
+  it('keeps the sites of a deleted organization but makes them unreachable', async () => {
+    const org = (await call('partnerAll')({ method: 'POST', url: '/api/v1/orgs/organizations', payload: { name: 'Short-lived', slug: `short-${Date.now()}` } })).json();
+    const site = (await call('partnerAll')({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: org.id, name: 'Orphan' } })).json();
+    await call('partnerAll')({ method: 'DELETE', url: `/api/v1/orgs/organizations/${org.id}` });
+    assertProblem(await call('partnerAll')({ method: 'GET', url: `/api/v1/orgs/sites/${site.id}` }), 404, 'NOT_FOUND');
+    assert.ok(!((await call('system')({ method: 'GET', url: '/api/v1/orgs/sites?limit=100' })).json().data as { id: string }[]).some((x) => x.id === site.id));
+  });
+});
