@@ -11,7 +11,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { withTenant, type TenantScope } from '../src/db/tenant-scope.js';
 import { createAuditRecorder, type AuditEvent } from '../src/audit/recorder.js';
 import { createSealer } from '../src/audit/sealer.js';
-import { createDatabase, fixedRate, median, round, ROOT, RUNS, startProcess, type Row } from './harness.js';
+import { createDatabase, fixedRate, median, round, ROOT, RUNS, startService, type Row } from './harness.js';
 
 export const name = 'audit';
 
@@ -149,11 +149,9 @@ export async function run(): Promise<Row[]> {
     rows.push({ name: `audit: sealer throughput over ${sealedRows} seeded rows (information)`, figure: round(sealedRows / sealSeconds, 0), unit: 'rows/s', baseline: null, ratio: null });
     process.stderr.write(`  seeded ${sealedRows} rows in ${round(seedSeconds, 1)} s, sealed in ${round(sealSeconds, 1)} s\n`);
 
-    const password = 'bench-password-123';
-    const service = await startProcess('src/main.ts', { DATABASE_URL: database.url, DATA_DIR: `/tmp/dms-bench-${process.pid}`, BOOTSTRAP_ADMIN_EMAIL: 'bench@example.test', BOOTSTRAP_ADMIN_PASSWORD: password, LOG_LEVEL: 'warn' });
+    const { service, adminToken } = await startService(database.url);
     try {
-      const login = await fetch(`${service.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.test', password }) });
-      const headers = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+      const headers = { authorization: `Bearer ${adminToken}` };
       const org = orgs[42]!;
       const queries = {
         search: `/api/v1/audit-logs/search?orgId=${org}&q=host-77`,

@@ -160,3 +160,60 @@ export function median(values: number[]): number {
 }
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/**
+ * Measures an authenticated route against the bare baseline answering the same body: throughput
+ * at saturation and latency at the fixed rate, medians of RUNS interleaved runs (DESIGN.md §8).
+ */
+export async function compareWithBare(label: string, url: string, headers: Record<string, string>) {
+  const body = await (await fetch(url, { headers })).text();
+  const bare = await startProcess('bench/bare-server.ts', { BARE_BODY: body }, '/bare');
+  try {
+    const bareUrl = `${bare.url}/bare`;
+    await load(bareUrl, { connections: 10, duration: 2 });
+    await load(url, { connections: 10, duration: 2, headers });
+    const runs: { bareSat: LoadResult; sat: LoadResult; bareRate: LoadResult; rate: LoadResult }[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const bareSat = await load(bareUrl, { connections: SATURATION_CONNECTIONS });
+      const sat = await load(url, { connections: SATURATION_CONNECTIONS, headers });
+      const bareRate = await fixedRate(bareUrl, { rate: FIXED_RATE });
+      const rate = await fixedRate(url, { rate: FIXED_RATE, headers });
+      for (const r of [sat, rate]) if (r.non2xx || r.errors) throw new Error(`${label}: ${r.non2xx} non-2xx and ${r.errors} errors`);
+      runs.push({ bareSat, sat, bareRate, rate });
+    }
+    const m = (pick: (r: (typeof runs)[number]) => number) => round(median(runs.map(pick)), 3);
+    return {
+      rps: m((r) => r.sat.rps),
+      bareRps: m((r) => r.bareSat.rps),
+      satP99: m((r) => r.sat.p99),
+      bareSatP99: m((r) => r.bareSat.p99),
+      p99: m((r) => r.rate.p99),
+      bareP99: m((r) => r.bareRate.p99),
+      p50: m((r) => r.rate.p50),
+      bareP50: m((r) => r.bareRate.p50),
+    };
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** The service on a fresh database, signed in as its bootstrap admin. */
+export async function startService(databaseUrl: string) {
+  const password = 'bench-password-123';
+  const service = await startProcess('src/main.ts', {
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: `/tmp/dms-bench-${process.pid}`,
+    BOOTSTRAP_ADMIN_EMAIL: 'bench@example.test',
+    BOOTSTRAP_ADMIN_PASSWORD: password,
+    ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
+  });
+  const adminToken = await signIn(service.url, 'bench@example.test', password);
+  return { service, adminToken };
+}
+
+export async function signIn(baseUrl: string, email: string, password: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const body = (await res.json()) as { accessToken?: string };
+  if (!body.accessToken) throw new Error(`sign-in failed: ${JSON.stringify(body)}`);
+  return body.accessToken;
+}

@@ -135,15 +135,15 @@ ALTER TABLE audit_logs ENABLE ROW LEVEL SECURITY;
 ALTER TABLE audit_logs FORCE ROW LEVEL SECURITY;
 -- Tenants read their organizations' chains; the platform chain is for system scope only.
 CREATE POLICY audit_logs_read ON audit_logs FOR SELECT
-  USING ((SELECT app_scope()) = 'system' OR org_id = ANY ((SELECT app_org_ids())::uuid[]));
+  USING ((SELECT app_scope()) = 'system' OR org_id IN (SELECT unnest(app_org_ids())));
 -- Any caller may append to a chain it reaches, or to the platform chain (events with no organization).
 CREATE POLICY audit_logs_append ON audit_logs FOR INSERT
-  WITH CHECK ((SELECT app_scope()) = 'system' OR org_id IS NULL OR org_id = ANY ((SELECT app_org_ids())::uuid[]));
+  WITH CHECK ((SELECT app_scope()) = 'system' OR org_id IS NULL OR org_id IN (SELECT unnest(app_org_ids())));
 CREATE POLICY audit_logs_seal ON audit_logs FOR UPDATE USING ((SELECT app_scope()) = 'system') WITH CHECK ((SELECT app_scope()) = 'system');
 CREATE POLICY audit_logs_prune ON audit_logs FOR DELETE USING ((SELECT app_scope()) = 'system');
 
 ALTER TABLE audit_chains ENABLE ROW LEVEL SECURITY;
 ALTER TABLE audit_chains FORCE ROW LEVEL SECURITY;
 CREATE POLICY audit_chains_tenant ON audit_chains
-  USING ((SELECT app_scope()) = 'system' OR org_id = ANY ((SELECT app_org_ids())::uuid[]))
+  USING ((SELECT app_scope()) = 'system' OR org_id IN (SELECT unnest(app_org_ids())))
   WITH CHECK ((SELECT app_scope()) = 'system');

@@ -43,10 +43,11 @@ export async function findSite(tx: Queryable, id: string): Promise<SiteRow | nul
 }
 
 export async function listSites(tx: Queryable, orgIds: readonly string[] | null, limit: number, offset: number): Promise<{ rows: SiteRow[]; total: number }> {
-  const params: unknown[] = [];
-  const where = ['o.deleted_at is null'];
-  if (orgIds) where.push(`s.org_id = any($${params.push(orgIds)}::uuid[])`);
-  const from = `from sites s join organizations o on o.id = s.org_id where ${where.join(' and ')}`;
+  // Reachable ids already exclude deleted organizations; without them (system scope) the join does.
+  const params: unknown[] = orgIds ? [orgIds] : [];
+  const from = orgIds
+    ? `from sites s where s.org_id in (select unnest($1::uuid[]))`
+    : `from sites s join organizations o on o.id = s.org_id where o.deleted_at is null`;
   const { rows } = await tx.query<SiteRow>(
     `select ${COLUMNS} ${from} order by s.name, s.id limit $${params.length + 1} offset $${params.length + 2}`,
     [...params, limit, offset],
