@@ -38,6 +38,16 @@ export function actorOf(caller: Caller): AuditActor {
   return { type: caller.kind === 'api_key' ? 'api_key' : 'user', id: caller.id, email: caller.email };
 }
 
+/**
+ * The details of an update: which fields changed and their values before and after. Fields in
+ * `hidden` (secrets such as a password) are named as changed but their values never recorded.
+ */
+export function changeDetails(changedFields: string[], before: object, after: object, hidden: readonly string[] = []) {
+  const shown = changedFields.filter((f) => !hidden.includes(f));
+  const pick = (values: object) => Object.fromEntries(shown.map((f) => [f, (values as Record<string, unknown>)[f]]));
+  return { changedFields, before: pick(before), after: pick(after) };
+}
+
 /** Text PostgreSQL can store and JSON can carry: no NUL, no lone surrogates. */
 function cleanText(value: string): string {
   return value.replace(/\u0000/g, '\uFFFD').toWellFormed();

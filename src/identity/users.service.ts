@@ -5,7 +5,7 @@ import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
-import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import type { CallerResolver } from './callers.js';
 import { hashPassword } from './passwords.js';
@@ -239,9 +239,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
         const before = auditSnapshot(target);
         const after = auditSnapshot(row);
         const changedFields = (Object.keys(input) as (keyof UpdateUserInput)[]).filter((k) => input[k] !== undefined);
-        const pick = (snapshot: Record<string, unknown>) =>
-          Object.fromEntries(changedFields.filter((f) => f !== 'password').map((f) => [f, snapshot[f]]));
-        await recordAudit(tx, userEvent(caller, meta, 'user.update', row, { changedFields, before: pick(before), after: pick(after) }));
+        await recordAudit(tx, userEvent(caller, meta, 'user.update', row, changeDetails(changedFields, before, after, ['password'])));
         if (ACCESS_FIELDS.some((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]))) {
           const access = (snapshot: typeof before) => ({ role: snapshot.role, orgAccess: snapshot.orgAccess, orgIds: snapshot.orgIds });
           await recordAudit(tx, userEvent(caller, meta, 'user.permission.change', row, { before: access(before), after: access(after) }));

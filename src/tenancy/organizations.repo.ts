@@ -1,5 +1,6 @@
 // SQL for organizations. Soft-deleted organizations are invisible to every query here.
 import type { Queryable } from '../db/database.js';
+import { columnValues, type ColumnMap } from '../db/columns.js';
 
 export interface OrganizationRow {
   id: string;
@@ -37,9 +38,7 @@ export const ORGANIZATION_FIELDS = {
 export type OrganizationField = keyof typeof ORGANIZATION_FIELDS;
 export type OrganizationValues = Partial<Record<OrganizationField, unknown>>;
 
-const JSON_FIELDS = new Set<OrganizationField>(['settings', 'ssoConfig', 'billingContact']);
-const param = (field: OrganizationField, value: unknown) => (JSON_FIELDS.has(field) && value !== null ? JSON.stringify(value) : value);
-const defined = (values: OrganizationValues) => (Object.keys(values) as OrganizationField[]).filter((f) => values[f] !== undefined);
+const ORGANIZATION_COLUMNS: ColumnMap<OrganizationField> = { columns: ORGANIZATION_FIELDS, json: new Set(['settings', 'ssoConfig', 'billingContact']) };
 
 /**
  * Live organizations, ordered as API.md §4 says: by the partner's organizationOrder when it has one
@@ -95,20 +94,17 @@ export async function liveSlugExists(tx: Queryable, partnerId: string, slug: str
 }
 
 export async function insertOrganization(tx: Queryable, id: string, partnerId: string, values: OrganizationValues): Promise<void> {
-  const fields = defined(values);
+  const { columns, params } = columnValues(ORGANIZATION_COLUMNS, values);
   await tx.query(
-    `insert into organizations (id, partner_id${fields.map((f) => `, ${ORGANIZATION_FIELDS[f]}`).join('')})
-     values ($1, $2${fields.map((_, i) => `, $${i + 3}`).join('')})`,
-    [id, partnerId, ...fields.map((f) => param(f, values[f]))],
+    `insert into organizations (id, partner_id${columns.map((c) => `, ${c}`).join('')})
+     values ($1, $2${columns.map((_, i) => `, $${i + 3}`).join('')})`,
+    [id, partnerId, ...params],
   );
 }
 
 export async function updateOrganization(tx: Queryable, id: string, values: OrganizationValues): Promise<void> {
-  const fields = defined(values);
-  await tx.query(
-    `update organizations set ${fields.map((f, i) => `${ORGANIZATION_FIELDS[f]} = $${i + 2}`).join(', ')} where id = $1 and deleted_at is null`,
-    [id, ...fields.map((f) => param(f, values[f]))],
-  );
+  const { columns, params } = columnValues(ORGANIZATION_COLUMNS, values);
+  await tx.query(`update organizations set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')} where id = $1 and deleted_at is null`, [id, ...params]);
 }
 
 export async function softDeleteOrganization(tx: Queryable, id: string, at: Date): Promise<void> {

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import * as orgs from './organizations.repo.js';
 import type { CreateOrganizationBody, Organization, UpdateOrganizationBody } from './schemas.js';
 
@@ -137,10 +137,8 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
           if (body.slug && (await orgs.liveSlugExists(tx, current.partner_id, body.slug, id))) throw duplicateSlug();
           await orgs.updateOrganization(tx, id, body);
           const row = (await orgs.findOrganization(tx, id))!;
-          const before = organizationView(current);
           const after = organizationView(row);
-          const pick = (v: OrganizationView) => Object.fromEntries(fields.map((f) => [f, v[f as keyof OrganizationView]]));
-          await recordAudit(tx, event(caller, meta, 'organization.update', row, { changedFields: fields, before: pick(before), after: pick(after) }));
+          await recordAudit(tx, event(caller, meta, 'organization.update', row, changeDetails(fields, organizationView(current), after)));
           return after;
         });
         deps.announceChange('organization updated'); // status reaches the suspended-organization guard

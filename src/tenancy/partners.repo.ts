@@ -1,5 +1,6 @@
 // SQL for partners. Deleted partners (deleted_at set) are invisible to every query here.
 import type { Queryable } from '../db/database.js';
+import { columnValues, type ColumnMap } from '../db/columns.js';
 
 export type PartnerStatus = 'pending' | 'active' | 'suspended' | 'churned';
 
@@ -42,8 +43,7 @@ export const PARTNER_FIELDS = {
 export type PartnerField = keyof typeof PARTNER_FIELDS;
 export type PartnerValues = Partial<Record<PartnerField, unknown>>;
 
-const JSON_FIELDS = new Set<PartnerField>(['settings', 'ssoConfig']);
-const param = (field: PartnerField, value: unknown) => (JSON_FIELDS.has(field) && value !== null ? JSON.stringify(value) : value);
+const PARTNER_COLUMNS: ColumnMap<PartnerField> = { columns: PARTNER_FIELDS, json: new Set(['settings', 'ssoConfig']) };
 
 export async function liveSlugExists(tx: Queryable, slug: string): Promise<boolean> {
   const { rows } = await tx.query(`select 1 from partners where slug = $1 and deleted_at is null`, [slug]);
@@ -51,11 +51,10 @@ export async function liveSlugExists(tx: Queryable, slug: string): Promise<boole
 }
 
 export async function insertPartner(tx: Queryable, values: PartnerValues & { name: string; slug: string }): Promise<PartnerRow> {
-  const fields = (Object.keys(values) as PartnerField[]).filter((f) => values[f] !== undefined);
+  const { columns, params } = columnValues(PARTNER_COLUMNS, values);
   const { rows } = await tx.query<PartnerRow>(
-    `insert into partners (${fields.map((f) => PARTNER_FIELDS[f]).join(', ')})
-     values (${fields.map((_, i) => `$${i + 1}`).join(', ')}) returning ${COLUMNS}`,
-    fields.map((f) => param(f, values[f])),
+    `insert into partners (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')}) returning ${COLUMNS}`,
+    params,
   );
   return rows[0]!;
 }
@@ -75,11 +74,11 @@ export async function listPartners(tx: Queryable, limit: number, offset: number)
 }
 
 export async function updatePartner(tx: Queryable, id: string, values: PartnerValues): Promise<PartnerRow | null> {
-  const fields = (Object.keys(values) as PartnerField[]).filter((f) => values[f] !== undefined);
+  const { columns, params } = columnValues(PARTNER_COLUMNS, values);
   const { rows } = await tx.query<PartnerRow>(
-    `update partners set ${fields.map((f, i) => `${PARTNER_FIELDS[f]} = $${i + 2}`).join(', ')}
+    `update partners set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')}
       where id = $1 and deleted_at is null returning ${COLUMNS}`,
-    [id, ...fields.map((f) => param(f, values[f]))],
+    [id, ...params],
   );
   return rows[0] ?? null;
 }

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import * as partners from './partners.repo.js';
 import type { CreatePartnerBody, Partner, PartnerSettingsInput, UpdateMyPartnerBody, UpdatePartnerBody } from './schemas.js';
 
@@ -101,11 +101,6 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
     userAgent: meta.userAgent,
   });
 
-  function changes(before: PartnerView, after: PartnerView, fields: string[]) {
-    const pick = (v: PartnerView) => Object.fromEntries(fields.map((f) => [f, v[f as keyof PartnerView]]));
-    return { changedFields: fields, before: pick(before), after: pick(after) };
-  }
-
   return {
     async list(caller: Caller, query: { page?: number; limit?: number }): Promise<PaginatedResult<PartnerView>> {
       const page = pageOf(query);
@@ -146,7 +141,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
           const values: partners.PartnerValues = { ...body };
           if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
           const row = (await partners.updatePartner(tx, id, values))!;
-          await recordAudit(tx, event(caller, meta, 'partner.update', row, changes(partnerView(current), partnerView(row), fields)));
+          await recordAudit(tx, event(caller, meta, 'partner.update', row, changeDetails(fields, partnerView(current), partnerView(row))));
           return partnerView(row);
         });
         deps.announceChange('partner updated'); // status changes reach the partner guard at once
@@ -186,7 +181,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
         const row = (await partners.updatePartner(tx, current.id, values))!;
         const settingsKeys = body.settings ? Object.keys(body.settings).map((k) => `settings.${k}`) : [];
         await recordAudit(tx, event(caller, meta, 'partner.settings.update', row, {
-          ...changes(partnerView(current), partnerView(row), fields),
+          ...changeDetails(fields, partnerView(current), partnerView(row)),
           changedFields: [...fields.filter((f) => f !== 'settings'), ...settingsKeys],
         }));
         return partnerView(row);

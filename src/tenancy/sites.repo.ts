@@ -1,5 +1,6 @@
 // SQL for sites (hard-deleted; reachable only through a live organization).
 import type { Queryable } from '../db/database.js';
+import { columnValues, type ColumnMap } from '../db/columns.js';
 
 export interface SiteRow {
   id: string;
@@ -19,9 +20,7 @@ export const SITE_FIELDS = { name: 'name', address: 'address', timezone: 'timezo
 export type SiteField = keyof typeof SITE_FIELDS;
 export type SiteValues = Partial<Record<SiteField, unknown>>;
 
-const JSON_FIELDS = new Set<SiteField>(['address', 'contact', 'settings']);
-const param = (field: SiteField, value: unknown) => (JSON_FIELDS.has(field) && value !== null ? JSON.stringify(value) : value);
-const defined = (values: SiteValues) => (Object.keys(values) as SiteField[]).filter((f) => values[f] !== undefined);
+const SITE_COLUMNS: ColumnMap<SiteField> = { columns: SITE_FIELDS, json: new Set(['address', 'contact', 'settings']) };
 
 /** Where a site lives, read in the system scope: tells "no such site" (404) from "not yours" (403). */
 export async function locateSite(tx: Queryable, id: string): Promise<{ org_id: string } | null> {
@@ -57,20 +56,20 @@ export async function listSites(tx: Queryable, orgIds: readonly string[] | null,
 }
 
 export async function insertSite(tx: Queryable, orgId: string, values: SiteValues): Promise<SiteRow> {
-  const fields = defined(values);
+  const { columns, params } = columnValues(SITE_COLUMNS, values);
   const { rows } = await tx.query<SiteRow>(
-    `insert into sites as s (org_id${fields.map((f) => `, ${SITE_FIELDS[f]}`).join('')})
-     values ($1${fields.map((_, i) => `, $${i + 2}`).join('')}) returning ${COLUMNS}`,
-    [orgId, ...fields.map((f) => param(f, values[f]))],
+    `insert into sites as s (org_id${columns.map((c) => `, ${c}`).join('')})
+     values ($1${columns.map((_, i) => `, $${i + 2}`).join('')}) returning ${COLUMNS}`,
+    [orgId, ...params],
   );
   return rows[0]!;
 }
 
 export async function updateSite(tx: Queryable, id: string, values: SiteValues): Promise<SiteRow> {
-  const fields = defined(values);
+  const { columns, params } = columnValues(SITE_COLUMNS, values);
   const { rows } = await tx.query<SiteRow>(
-    `update sites as s set ${fields.map((f, i) => `${SITE_FIELDS[f]} = $${i + 2}`).join(', ')} where s.id = $1 returning ${COLUMNS}`,
-    [id, ...fields.map((f) => param(f, values[f]))],
+    `update sites as s set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')} where s.id = $1 returning ${COLUMNS}`,
+    [id, ...params],
   );
   return rows[0]!;
 }

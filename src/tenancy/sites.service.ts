@@ -6,7 +6,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import { isTimezone } from './partners.service.js';
 import * as sites from './sites.repo.js';
 import type { CreateSiteBody, Site, UpdateSiteBody } from './schemas.js';
@@ -96,8 +96,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
         const current = await sites.findSite(tx, id);
         if (!current) throw notFound('Site');
         const row = await sites.updateSite(tx, id, body);
-        const pick = (v: SiteView) => Object.fromEntries(fields.map((f) => [f, v[f as keyof SiteView]]));
-        await recordAudit(tx, event(caller, meta, 'site.update', row, { changedFields: fields, before: pick(siteView(current)), after: pick(siteView(row)) }));
+        await recordAudit(tx, event(caller, meta, 'site.update', row, changeDetails(fields, siteView(current), siteView(row))));
         return siteView(row);
       });
     },

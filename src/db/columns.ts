@@ -1,0 +1,14 @@
+// Columns and parameters for an INSERT or UPDATE from API-named values: fields left undefined are
+// not written, and JSON columns receive their value as JSON text.
+export interface ColumnMap<F extends string> {
+  columns: Record<F, string>;
+  json: ReadonlySet<F>;
+}
+
+export function columnValues<F extends string>(map: ColumnMap<F>, values: Partial<Record<F, unknown>>): { columns: string[]; params: unknown[] } {
+  const fields = (Object.keys(values) as F[]).filter((f) => values[f] !== undefined);
+  return {
+    columns: fields.map((f) => map.columns[f]),
+    params: fields.map((f) => (map.json.has(f) && values[f] !== null ? JSON.stringify(values[f]) : values[f])),
+  };
+}
