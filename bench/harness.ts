@@ -50,7 +50,8 @@ export async function createDatabase(): Promise<{ url: string; drop(): Promise<v
 /** Starts a TypeScript entry point on a free port and waits until `readyPath` answers 200. */
 export async function startProcess(entry: string, env: Record<string, string>, readyPath = '/healthz'): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+  const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : [];
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -88,22 +89,37 @@ export async function startProcess(entry: string, env: Record<string, string>, r
 
 export interface LoadResult {
   rps: number;
+  /** Responses with a 2xx status. */
+  ok: number;
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
 }
 
-export async function load(url: string, options: { headers?: Record<string, string>; connections: number; rate?: number; duration?: number }): Promise<LoadResult> {
+/** Headers for a load: fixed, or a list taken in turn request by request (e.g. several API keys). */
+export type LoadHeaders = Record<string, string> | Record<string, string>[];
+
+function headerSource(headers: LoadHeaders | undefined): () => Record<string, string> {
+  if (!Array.isArray(headers)) return () => headers ?? {};
+  let i = 0;
+  return () => headers[i++ % headers.length]!;
+}
+
+export async function load(url: string, options: { headers?: LoadHeaders; connections: number; rate?: number; duration?: number; amount?: number }): Promise<LoadResult> {
+  const next = headerSource(options.headers);
   const result = await autocannon({
     url,
-    headers: options.headers ?? {},
     connections: options.connections,
-    duration: options.duration ?? DURATION_S,
+    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION_S }),
     ...(options.rate ? { overallRate: options.rate } : {}),
+    ...(Array.isArray(options.headers)
+      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, ...next() } }) }] }
+      : { headers: options.headers ?? {} }),
   });
   return {
     rps: result.requests.average,
+    ok: result['2xx'],
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
@@ -116,7 +132,8 @@ export async function load(url: string, options: { headers?: Record<string, stri
  * 1000/rate ms, each timed in microseconds from its scheduled start, so a slow response that
  * delays the next request counts against that request too (no coordinated omission).
  */
-export async function fixedRate(url: string, options: { headers?: Record<string, string>; rate: number; duration?: number }): Promise<LoadResult> {
+export async function fixedRate(url: string, options: { headers?: LoadHeaders; rate: number; duration?: number }): Promise<LoadResult> {
+  const next = headerSource(options.headers);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const target = new URL(url);
   const interval = 1000 / options.rate;
@@ -128,7 +145,7 @@ export async function fixedRate(url: string, options: { headers?: Record<string,
   const send = () =>
     new Promise<number>((resolve) => {
       const req = http.request(
-        { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, headers: options.headers ?? {} },
+        { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, headers: next() },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
@@ -150,7 +167,7 @@ export async function fixedRate(url: string, options: { headers?: Record<string,
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!, 3);
-  return { rps: total / ((performance.now() - started) / 1000), p50: pct(0.5), p99: pct(0.99), non2xx, errors };
+  return { rps: total / ((performance.now() - started) / 1000), ok: total - non2xx - errors, p50: pct(0.5), p99: pct(0.99), non2xx, errors };
 }
 
 export function median(values: number[]): number {
@@ -165,8 +182,8 @@ export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 1
  * Measures an authenticated route against the bare baseline answering the same body: throughput
  * at saturation and latency at the fixed rate, medians of RUNS interleaved runs (DESIGN.md §8).
  */
-export async function compareWithBare(label: string, url: string, headers: Record<string, string>) {
-  const body = await (await fetch(url, { headers })).text();
+export async function compareWithBare(label: string, url: string, headers: LoadHeaders) {
+  const body = await (await fetch(url, { headers: headerSource(headers)() })).text();
   const bare = await startProcess('bench/bare-server.ts', { BARE_BODY: body }, '/bare');
   try {
     const bareUrl = `${bare.url}/bare`;
@@ -198,7 +215,7 @@ export async function compareWithBare(label: string, url: string, headers: Recor
 }
 
 /** The service on a fresh database, signed in as its bootstrap admin. */
-export async function startService(databaseUrl: string) {
+export async function startService(databaseUrl: string, env: Record<string, string> = {}) {
   const password = 'bench-password-123';
   const service = await startProcess('src/main.ts', {
     DATABASE_URL: databaseUrl,
@@ -206,6 +223,7 @@ export async function startService(databaseUrl: string) {
     BOOTSTRAP_ADMIN_EMAIL: 'bench@example.test',
     BOOTSTRAP_ADMIN_PASSWORD: password,
     ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
+    ...env,
   });
   const adminToken = await signIn(service.url, 'bench@example.test', password);
   return { service, adminToken };

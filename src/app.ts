@@ -32,11 +32,19 @@ import { partnersRoutes } from './tenancy/partners.routes.js';
 import { sitesRoutes } from './tenancy/sites.routes.js';
 import { createSitesService } from './tenancy/sites.service.js';
 import { createPartnersService } from './tenancy/partners.service.js';
+import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
+import { createApiKeysService } from './api-keys/api-keys.service.js';
+import { createApiKeyAuth } from './api-keys/key-auth.js';
+import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './api-keys/rate-limiter.js';
+import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder.js';
+import { connectRedis } from './coordination/redis.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The audit sealer of this instance: tests and shutdown seal pending rows through it. */
     auditSealer: Sealer;
+    /** API key usage counted in memory: tests flush it to read exact counts. */
+    apiKeyUsage: UsageRecorder;
   }
 }
 
@@ -148,10 +156,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }));
   const ownsDb = !options.db;
   let bus: InvalidationBus;
+  let rateLimits: RateLimitStore;
   try {
-    bus = config.redisUrl
-      ? await createRedisBus(config.redisUrl, (level, message) => app.log[level](message))
-      : createLocalBus();
+    const redisLog = (level: 'warn' | 'error' | 'info', message: string) => app.log[level](message);
+    bus = config.redisUrl ? await createRedisBus(config.redisUrl, redisLog) : createLocalBus();
+    rateLimits = config.redisUrl
+      ? createRedisRateLimitStore(await connectRedis(config.redisUrl, 'rate-limit', redisLog), (message) => app.log.error(message))
+      : createMemoryRateLimitStore();
   } catch (err) {
     if (ownsDb) await db.close();
     throw err;
@@ -159,11 +170,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const sealer = createSealer({ db, log: (err, message) => app.log.error({ err }, message) });
   sealer.start();
   app.decorate('auditSealer', sealer);
+  const usage = createUsageRecorder({ db, log: (err, message) => app.log.error({ err }, message) });
+  usage.start();
+  app.decorate('apiKeyUsage', usage);
   app.addHook('onClose', async () => {
+    // Usage and pending audit rows are written before the database goes.
+    await usage.stop();
     await sealer.stop();
     // Seal what is pending before the database goes (best effort: another instance or the next start seals the rest).
     await sealer.sealNow().catch(() => {});
     await bus.close();
+    await rateLimits.close();
     if (ownsDb) await db.close();
   });
   const recordAudit = createAuditRecorder({ now, onRecorded: sealer.wake });
@@ -178,8 +195,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const partners = createPartnersService({ db, recordAudit, announceChange: callers.announceChange });
   const organizations = createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange });
   const sites = createSitesService({ db, recordAudit });
+  const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
+  const apiKeys = createApiKeysService({ db, recordAudit, keyChanged: apiKeyAuth.keyChanged, now });
 
-  installAuth(app, { jwt: callers.authenticateJwt });
+  installAuth(app, { jwt: callers.authenticateJwt, apiKey: apiKeyAuth });
 
   app.get('/healthz', {
     schema: { tags: ['health'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
@@ -203,6 +222,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(partnersRoutes({ partners, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(organizationsRoutes({ organizations, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(sitesRoutes({ sites, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
+  await app.register(apiKeysRoutes({ apiKeys, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
   if (bootstrap) options.onBootstrap?.(bootstrap);

@@ -5,7 +5,8 @@ import type { AuditService } from './audit.service.js';
 import * as S from './schemas.js';
 
 export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTypebox {
-  const config = { auth: { via: ['jwt'], permission: 'audit:read' } } as const;
+  // API.md §5: the read routes also take an API key with audit:read (SIEM pulls).
+  const config = { auth: { via: ['jwt', 'api_key'], permission: 'audit:read' } } as const;
   const tags = ['audit'];
   return async (app) => {
     app.get('/audit-logs/', {

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../db/database.js';
 import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
 import { insertAuditRow } from './audit.repo.js';
 
 export type ActorType = 'user' | 'api_key' | 'agent' | 'system';
@@ -36,6 +37,15 @@ const MAX_DEPTH = 20;
 
 export function actorOf(caller: Caller): AuditActor {
   return { type: caller.kind === 'api_key' ? 'api_key' : 'user', id: caller.id, email: caller.email };
+}
+
+/** An event a caller caused through a request: the actor, IP and user agent come from them. */
+export function callerEvent(
+  caller: Caller,
+  meta: RequestMeta,
+  event: { orgId: string | null; action: string; resource: { type: string; id: string; name: string }; details: Record<string, unknown> },
+): AuditEvent {
+  return { ...event, actor: actorOf(caller), ip: meta.ip, userAgent: meta.userAgent };
 }
 
 /**

@@ -41,9 +41,13 @@ async function guardedApp(auth: RouteAuth, jwtCaller: Caller, keyCaller?: Caller
       if (token !== 'good-jwt') throw new AppError('UNAUTHENTICATED', 'bad token');
       return jwtCaller;
     },
-    apiKey: async (key) => {
-      if (key !== 'svc_good' || !keyCaller) throw new AppError('API_KEY_INVALID', 'bad key');
-      return keyCaller;
+    apiKey: {
+      authenticate: async (key) => {
+        if (key !== 'svc_good' || !keyCaller) throw new AppError('API_KEY_INVALID', 'bad key');
+        return keyCaller;
+      },
+      admit: async () => true,
+      describe: async () => {},
     },
   });
   const handler = async (request: Parameters<typeof callerOf>[0]) => ({ kind: callerOf(request).kind });

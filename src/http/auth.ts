@@ -51,9 +51,25 @@ export interface RouteAuth {
 
 export type Authenticator = (credential: string, request: FastifyRequest, reply: FastifyReply) => Promise<Caller>;
 
+/**
+ * X-API-Key authentication in two steps around the route's guards, so that a request refused by
+ * the partner guard or a scope check takes nothing from the key's rate-limit window (API.md §5).
+ */
+export interface ApiKeyAuthenticator {
+  /** Resolves the key (SPEC "Authentication" 4, steps 1-5). `fresh`: do not trust a cached copy. */
+  authenticate(key: string, request: FastifyRequest, reply: FastifyReply, fresh: boolean): Promise<Caller>;
+  /**
+   * Steps 6-7: one step in the sliding window (429 when over), rate-limit headers, usage. false: the
+   * cached key turned out stale, authenticate again. `final`: admit whatever the cache says.
+   */
+  admit(caller: Caller, request: FastifyRequest, reply: FastifyReply, final: boolean): Promise<boolean>;
+  /** Rate-limit headers for a request refused before the limiter, taking nothing from the window. */
+  describe(caller: Caller, reply: FastifyReply): Promise<void>;
+}
+
 export interface Authenticators {
   jwt: Authenticator;
-  apiKey?: Authenticator;
+  apiKey?: ApiKeyAuthenticator;
 }
 
 declare module 'fastify' {
@@ -77,7 +93,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 function apiKeyHeader(request: FastifyRequest): string | null {
   const value = request.headers['x-api-key'];
   if (value === undefined) return null;
-  // A repeated header arrives joined or as an array: neither is one key.
+  // A repeated header arrives as an array (or joined): neither is one key, and neither passes the format check.
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
@@ -115,22 +131,38 @@ function authorise(caller: Caller, auth: RouteAuth, method: string): void {
   }
 }
 
+const MAX_KEY_ATTEMPTS = 3;
+
+async function authenticateKey(keys: ApiKeyAuthenticator, value: string, auth: RouteAuth, request: FastifyRequest, reply: FastifyReply): Promise<Caller> {
+  for (let attempt = 1; ; attempt++) {
+    const caller = await keys.authenticate(value, request, reply, attempt > 1);
+    try {
+      authorise(caller, auth, request.method);
+    } catch (err) {
+      await keys.describe(caller, reply);
+      throw err;
+    }
+    if (await keys.admit(caller, request, reply, attempt === MAX_KEY_ATTEMPTS)) return caller;
+  }
+}
+
 function guard(auth: RouteAuth, authenticators: Authenticators) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // SPEC "Authentication" 3: the API key wins; the JWT is consulted only when X-API-Key is absent.
     const apiKey = auth.via.includes('api_key') && authenticators.apiKey ? apiKeyHeader(request) : null;
-    let caller: Caller;
     if (apiKey !== null) {
-      caller = await authenticators.apiKey!(apiKey, request, reply);
-    } else {
-      const token = auth.via.includes('jwt') ? bearerToken(request) : null;
-      if (token === null) {
-        reply.header('www-authenticate', 'Bearer');
-        const how = auth.via.includes('api_key') ? 'Authorization: Bearer <access token> or X-API-Key' : 'Authorization: Bearer <access token>';
-        throw new AppError('UNAUTHENTICATED', `Authentication required: send ${how}`);
-      }
-      caller = await authenticators.jwt(token, request, reply);
+      request.caller = await authenticateKey(authenticators.apiKey!, apiKey, auth, request, reply);
+      return;
     }
+    const token = auth.via.includes('jwt') ? bearerToken(request) : null;
+    if (token === null) {
+      reply.header('www-authenticate', 'Bearer');
+      const how = [auth.via.includes('jwt') && 'Authorization: Bearer <access token>', auth.via.includes('api_key') && 'X-API-Key: <API key>']
+        .filter(Boolean)
+        .join(' or ');
+      throw new AppError('UNAUTHENTICATED', `Authentication required: send ${how}`);
+    }
+    const caller = await authenticators.jwt(token, request, reply);
     authorise(caller, auth, request.method);
     request.caller = caller;
   };

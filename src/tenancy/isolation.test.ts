@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { testApp, type TestApp } from '../../test/support/app.js';
-import { createOrg, createPartner, createSite, createUser, type TestUser } from '../../test/support/factory.js';
+import { createApiKey, createOrg, createPartner, createSite, createUser, type TestUser } from '../../test/support/factory.js';
 import { as, login, type Session } from '../../test/support/clients.js';
 
 interface Tenant {
@@ -17,6 +17,9 @@ interface Tenant {
   users: Record<string, TestUser>;
   sessions: Record<string, Session>;
   auditIds: string[];
+  apiKeyIds: string[];
+  /** An API key of the tenant's first organization holding every scope. */
+  apiKey: string;
 }
 
 const ROLES = ['admin', 'technician', 'readonly'] as const;
@@ -36,7 +39,17 @@ async function buildTenant(t: TestApp): Promise<Tenant> {
   await as(t.app, sessions['org-admin']!)({ method: 'PATCH', url: `/api/v1/users/${users['org-readonly']!.id}`, payload: { name: 'Renamed by own admin' } });
   await t.app.auditSealer.sealNow();
   const logs = (await as(t.app, sessions['partner-admin']!)({ method: 'GET', url: '/api/v1/audit-logs/logs?limit=100' })).json().data as { id: string }[];
-  return { partnerId: partner.id, orgIds: orgs.map((o) => o.id), siteIds: sites.map((s) => s.id), users, sessions, auditIds: logs.map((l) => l.id) };
+  const keys = [await createApiKey(t.db, orgs[0]!.id, { scopes: ['*'] }), await createApiKey(t.db, orgs[1]!.id)];
+  return {
+    partnerId: partner.id,
+    orgIds: orgs.map((o) => o.id),
+    siteIds: sites.map((s) => s.id),
+    users,
+    sessions,
+    auditIds: logs.map((l) => l.id),
+    apiKeyIds: keys.map((k) => k.id),
+    apiKey: keys[0]!.key,
+  };
 }
 
 describe('tenant isolation', () => {
@@ -74,6 +87,11 @@ describe('tenant isolation', () => {
       { method: 'POST', url: '/api/v1/users', payload: { email: `planted-${suffix}@x.test`, name: 'planted', password: 'long-enough-pw', scope: 'organization', orgId: org, role: 'admin' } },
       { method: 'GET', url: `/api/v1/audit-logs/logs/${victim.auditIds[0]}` },
       { method: 'GET', url: `/api/v1/audit-logs/verify?orgId=${org}` },
+      { method: 'GET', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}` },
+      { method: 'PATCH', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}`, payload: { name: 'hijacked' } },
+      { method: 'POST', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}/rotate` },
+      { method: 'DELETE', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}` },
+      { method: 'POST', url: '/api/v1/api-keys', payload: { orgId: org, name: 'planted' } },
     ];
   }
 
@@ -89,6 +107,8 @@ describe('tenant isolation', () => {
     { url: '/api/v1/audit-logs/logs?limit=100', ids: victim.auditIds },
     { url: `/api/v1/audit-logs/logs?limit=100&orgId=${victim.orgIds[0]}`, ids: victim.auditIds },
     { url: `/api/v1/audit-logs/search?limit=100&q=renamed`, ids: victim.auditIds },
+    { url: '/api/v1/api-keys?limit=100', ids: victim.apiKeyIds },
+    { url: `/api/v1/api-keys?limit=100&orgId=${victim.orgIds[0]}`, ids: victim.apiKeyIds },
   ];
 
   for (const [attackerName, victimName] of [['one', 'two'], ['two', 'one']] as const) {
@@ -118,6 +138,18 @@ describe('tenant isolation', () => {
           assert.deepEqual(leaked, [], `${who} saw the other tenant's ids through ${list.url}`);
         }
       }
+      // The attacker's API key (every scope) gets nothing of the victim's either.
+      const withKey = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': attacker.apiKey } });
+      for (const request of foreignTargets(victim).filter((r) => r.method === 'GET' && String(r.url).includes('/audit-logs/'))) {
+        const res = await withKey(String(request.url));
+        assert.ok([403, 404].includes(res.statusCode), `API key GET ${request.url}: ${res.statusCode} ${res.body}`);
+      }
+      for (const list of lists(victim).filter((l) => l.url.includes('/audit-logs/'))) {
+        const res = await withKey(list.url);
+        assert.equal(res.statusCode, 200, `API key ${list.url}: ${res.body}`);
+        const leaked = (res.json() as { data: { id: string }[] }).data.filter((x) => list.ids.includes(x.id));
+        assert.deepEqual(leaked, [], `the attacker's API key saw the other tenant's ids through ${list.url}`);
+      }
       // Nothing of the victim's changed.
       const system = await login(t.app, await createUser(t.db, { scope: 'system' }));
       const org = (await as(t.app, system)({ method: 'GET', url: `/api/v1/orgs/organizations/${victim.orgIds[0]}` })).json();
@@ -126,6 +158,8 @@ describe('tenant isolation', () => {
       assert.notEqual(site.name, 'hijacked');
       const partner = (await as(t.app, system)({ method: 'GET', url: `/api/v1/orgs/partners/${victim.partnerId}` })).json();
       assert.equal(partner.deletedAt, null);
+      const key = (await as(t.app, system)({ method: 'GET', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}` })).json();
+      assert.deepEqual([key.name.startsWith('Key '), key.status], [true, 'active']);
       const user = (await as(t.app, system)({ method: 'GET', url: `/api/v1/users/${victim.users['org-admin']!.id}` }));
       assert.equal(user.statusCode, 200);
       assert.notEqual(user.json().name, 'hijacked');

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import * as orgs from './organizations.repo.js';
 import type { CreateOrganizationBody, Organization, UpdateOrganizationBody } from './schemas.js';
 
@@ -42,15 +42,8 @@ function assertContract(start: string | null | undefined, end: string | null | u
 
 export function createOrganizationsService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
   const { db, recordAudit } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: orgs.OrganizationRow, details: Record<string, unknown>) => ({
-    orgId: row.id,
-    actor: actorOf(caller),
-    action,
-    resource: { type: 'organization', id: row.id, name: row.name },
-    details,
-    ip: meta.ip,
-    userAgent: meta.userAgent,
-  });
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: orgs.OrganizationRow, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: row.id, action, resource: { type: 'organization', id: row.id, name: row.name }, details });
 
   /** An organization the caller reaches, or 404 (partner scope must not learn that others exist). */
   async function reachable(tx: Transaction, caller: Caller, id: string): Promise<orgs.OrganizationRow> {

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import * as partners from './partners.repo.js';
 import type { CreatePartnerBody, Partner, PartnerSettingsInput, UpdateMyPartnerBody, UpdatePartnerBody } from './schemas.js';
 
@@ -91,15 +91,8 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
   const { db, recordAudit } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: partners.PartnerRow, details: Record<string, unknown>) => ({
-    orgId: null, // partners belong to no organization: the platform chain records them
-    actor: actorOf(caller),
-    action,
-    resource: { type: 'partner', id: row.id, name: row.name },
-    details,
-    ip: meta.ip,
-    userAgent: meta.userAgent,
-  });
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: partners.PartnerRow, details: Record<string, unknown>) => // partners belong to no organization: the platform chain
+    callerEvent(caller, meta, { orgId: null, action, resource: { type: 'partner', id: row.id, name: row.name }, details });
 
   return {
     async list(caller: Caller, query: { page?: number; limit?: number }): Promise<PaginatedResult<PartnerView>> {

@@ -6,7 +6,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import { isTimezone } from './partners.service.js';
 import * as sites from './sites.repo.js';
 import type { CreateSiteBody, Site, UpdateSiteBody } from './schemas.js';
@@ -40,15 +40,8 @@ function assertTimezone(timezone: string | undefined): void {
 
 export function createSitesService(deps: { db: Database; recordAudit: RecordAudit }) {
   const { db, recordAudit } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: sites.SiteRow, details: Record<string, unknown>) => ({
-    orgId: row.org_id,
-    actor: actorOf(caller),
-    action,
-    resource: { type: 'site', id: row.id, name: row.name },
-    details,
-    ip: meta.ip,
-    userAgent: meta.userAgent,
-  });
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: sites.SiteRow, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'site', id: row.id, name: row.name }, details });
 
   /** SPEC "Authentication" 11: a site that exists but sits in an organization out of reach is 403. */
   async function checkSiteAccess(caller: Caller, id: string): Promise<void> {

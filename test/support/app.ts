@@ -81,3 +81,24 @@ export async function testApp(
     },
   };
 }
+
+/**
+ * Redis for the tests of multi-instance features: TEST_REDIS_URL or the local server. null when it
+ * does not answer outside CI (those tests are skipped); CI requires it.
+ */
+export async function testRedisUrl(): Promise<string | null> {
+  const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1000 });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+    return url;
+  } catch (err) {
+    if (process.env.CI) throw new Error(`Redis is required in CI: ${(err as Error).message}`);
+    return null;
+  } finally {
+    probe.disconnect();
+  }
+}

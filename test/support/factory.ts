@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../../src/db/tenant-scope.js';
 import { hashPassword } from '../../src/identity/passwords.js';
+import { generateKey } from '../../src/api-keys/key-material.js';
 
 const unique = () => randomBytes(5).toString('hex');
 export const TEST_PASSWORD = 'correct horse battery staple';
@@ -102,4 +103,21 @@ export async function createTenant(db: Database) {
   const partnerAdmin = await createUser(db, { scope: 'partner', partnerId: partner.id, orgAccess: 'all' });
   const orgAdmin = await createUser(db, { scope: 'organization', orgId: orgA.id });
   return { partner, orgA, orgB, partnerAdmin, orgAdmin };
+}
+
+/** An API key straight into the database; returns the key itself, as create would show it once. */
+export async function createApiKey(
+  db: Database,
+  orgId: string,
+  opts: { scopes?: string[]; rateLimit?: number; expiresAt?: Date | null; status?: string } = {},
+): Promise<{ id: string; key: string }> {
+  const material = generateKey();
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into api_keys (org_id, name, key_hash, key_prefix, scopes, rate_limit, expires_at, status)
+       values ($1, $2, $3, $4, $5, $6, $7, $8) returning id`,
+      [orgId, `Key ${unique()}`, material.keyHash, material.keyPrefix, opts.scopes ?? ['*'], opts.rateLimit ?? 1000, opts.expiresAt ?? null, opts.status ?? 'active'],
+    );
+    return { id: rows[0]!.id, key: material.key };
+  });
 }
