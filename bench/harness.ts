@@ -106,15 +106,20 @@ function headerSource(headers: LoadHeaders | undefined): () => Record<string, st
   return () => headers[i++ % headers.length]!;
 }
 
-export async function load(url: string, options: { headers?: LoadHeaders; connections: number; rate?: number; duration?: number; amount?: number }): Promise<LoadResult> {
+export async function load(
+  url: string,
+  options: { headers?: LoadHeaders; connections: number; rate?: number; duration?: number; amount?: number; /** taken in turn, request by request */ paths?: string[] },
+): Promise<LoadResult> {
   const next = headerSource(options.headers);
+  let pathIndex = 0;
+  const nextPath = () => options.paths![pathIndex++ % options.paths!.length]!;
   const result = await autocannon({
     url,
     connections: options.connections,
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION_S }),
     ...(options.rate ? { overallRate: options.rate } : {}),
-    ...(Array.isArray(options.headers)
-      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, ...next() } }) }] }
+    ...(Array.isArray(options.headers) || options.paths
+      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, ...(options.paths ? { path: nextPath() } : {}), headers: { ...req.headers, ...next() } }) }] }
       : { headers: options.headers ?? {} }),
   });
   return {

@@ -38,6 +38,15 @@ import { createApiKeyAuth } from './api-keys/key-auth.js';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './api-keys/rate-limiter.js';
 import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder.js';
 import { connectRedis } from './coordination/redis.js';
+import { createAgentAuthenticator } from './enrollment/agent-auth.js';
+import { agentRoutes } from './enrollment/agent.routes.js';
+import { createAgentService } from './enrollment/agent.service.js';
+import { devicesRoutes } from './enrollment/devices.routes.js';
+import { createDevicesService } from './enrollment/devices.service.js';
+import { enrollmentKeysRoutes } from './enrollment/enrollment-keys.routes.js';
+import { createEnrollmentKeysService } from './enrollment/enrollment-keys.service.js';
+import { agentLogsRoutes } from './agent-logs/agent-logs.routes.js';
+import { createAgentLogsService } from './agent-logs/agent-logs.service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -197,6 +206,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const sites = createSitesService({ db, recordAudit });
   const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
   const apiKeys = createApiKeysService({ db, recordAudit, keyChanged: apiKeyAuth.keyChanged, now });
+  const authenticateAgent = createAgentAuthenticator({ db });
+  const devices = createDevicesService({ db, recordAudit, now });
+  const enrollmentKeys = createEnrollmentKeysService({ db, recordAudit, pepper: config.enrollmentKeyPepper, defaultTtlMinutes: config.enrollmentKeyDefaultTtlMinutes, now });
+  const agents = createAgentService({ db, recordAudit, pepper: config.enrollmentKeyPepper, now });
+  const agentLogs = createAgentLogsService({ db, recordAudit, now });
 
   installAuth(app, { jwt: callers.authenticateJwt, apiKey: apiKeyAuth });
 
@@ -223,6 +237,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(organizationsRoutes({ organizations, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(sitesRoutes({ sites, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(apiKeysRoutes({ apiKeys, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(enrollmentKeysRoutes({ enrollmentKeys, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(agentRoutes({ agents, authenticateAgent, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(devicesRoutes({ devices, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(agentLogsRoutes({ agentLogs, authenticateAgent, devices, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
   if (bootstrap) options.onBootstrap?.(bootstrap);

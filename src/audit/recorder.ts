@@ -43,7 +43,7 @@ export function actorOf(caller: Caller): AuditActor {
 export function callerEvent(
   caller: Caller,
   meta: RequestMeta,
-  event: { orgId: string | null; action: string; resource: { type: string; id: string; name: string }; details: Record<string, unknown> },
+  event: { orgId: string | null; action: string; resource: { type: string; id: string; name: string | null }; details: Record<string, unknown>; result?: AuditResult; errorMessage?: string | null },
 ): AuditEvent {
   return { ...event, actor: actorOf(caller), ip: meta.ip, userAgent: meta.userAgent };
 }

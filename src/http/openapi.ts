@@ -26,6 +26,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          agentToken: { type: 'http', scheme: 'bearer', description: 'the authToken an agent received at enrollment' },
         },
       },
     },

@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { testApp, type TestApp } from '../../test/support/app.js';
-import { createApiKey, createOrg, createPartner, createSite, createUser, type TestUser } from '../../test/support/factory.js';
+import { createApiKey, createDevice, createOrg, createPartner, createSite, createUser, type TestUser } from '../../test/support/factory.js';
 import { as, login, type Session } from '../../test/support/clients.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 
 interface Tenant {
   partnerId: string;
@@ -20,6 +21,8 @@ interface Tenant {
   apiKeyIds: string[];
   /** An API key of the tenant's first organization holding every scope. */
   apiKey: string;
+  device: { id: string; agentId: string; authToken: string };
+  enrollmentKeyIds: string[];
 }
 
 const ROLES = ['admin', 'technician', 'readonly'] as const;
@@ -40,7 +43,17 @@ async function buildTenant(t: TestApp): Promise<Tenant> {
   await t.app.auditSealer.sealNow();
   const logs = (await as(t.app, sessions['partner-admin']!)({ method: 'GET', url: '/api/v1/audit-logs/logs?limit=100' })).json().data as { id: string }[];
   const keys = [await createApiKey(t.db, orgs[0]!.id, { scopes: ['*'] }), await createApiKey(t.db, orgs[1]!.id)];
+  const device = await createDevice(t.db, orgs[0]!.id, { siteId: sites[0]!.id });
+  const enrollmentKeyIds = await withTenant(t.db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into enrollment_keys (org_id, name, key_hash, expires_at) values ($1, 'iso', $2, now() + interval '1 hour') returning id`,
+      [orgs[0]!.id, randomBytes(32).toString('hex')],
+    );
+    return rows.map((r) => r.id);
+  });
   return {
+    device,
+    enrollmentKeyIds,
     partnerId: partner.id,
     orgIds: orgs.map((o) => o.id),
     siteIds: sites.map((s) => s.id),
@@ -92,6 +105,15 @@ describe('tenant isolation', () => {
       { method: 'POST', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}/rotate` },
       { method: 'DELETE', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}` },
       { method: 'POST', url: '/api/v1/api-keys', payload: { orgId: org, name: 'planted' } },
+      { method: 'GET', url: `/api/v1/devices/${victim.device.id}` },
+      { method: 'GET', url: `/api/v1/devices/${victim.device.id}/diagnostic-logs` },
+      { method: 'GET', url: `/api/v1/devices/${victim.device.id}/eventlogs` },
+      { method: 'PATCH', url: `/api/v1/devices/${victim.device.id}`, payload: { siteId: site } },
+      { method: 'DELETE', url: `/api/v1/devices/${victim.device.id}` },
+      { method: 'GET', url: `/api/v1/enrollment-keys/${victim.enrollmentKeyIds[0]}` },
+      { method: 'POST', url: `/api/v1/enrollment-keys/${victim.enrollmentKeyIds[0]}/rotate` },
+      { method: 'DELETE', url: `/api/v1/enrollment-keys/${victim.enrollmentKeyIds[0]}` },
+      { method: 'POST', url: '/api/v1/enrollment-keys', payload: { orgId: org, name: 'planted' } },
     ];
   }
 
@@ -109,6 +131,10 @@ describe('tenant isolation', () => {
     { url: `/api/v1/audit-logs/search?limit=100&q=renamed`, ids: victim.auditIds },
     { url: '/api/v1/api-keys?limit=100', ids: victim.apiKeyIds },
     { url: `/api/v1/api-keys?limit=100&orgId=${victim.orgIds[0]}`, ids: victim.apiKeyIds },
+    { url: '/api/v1/devices?limit=100', ids: [victim.device.id] },
+    { url: `/api/v1/devices?limit=100&orgId=${victim.orgIds[0]}`, ids: [victim.device.id] },
+    { url: '/api/v1/enrollment-keys?limit=100', ids: victim.enrollmentKeyIds },
+    { url: `/api/v1/enrollment-keys?limit=100&orgId=${victim.orgIds[0]}`, ids: victim.enrollmentKeyIds },
   ];
 
   for (const [attackerName, victimName] of [['one', 'two'], ['two', 'one']] as const) {
@@ -140,16 +166,20 @@ describe('tenant isolation', () => {
       }
       // The attacker's API key (every scope) gets nothing of the victim's either.
       const withKey = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': attacker.apiKey } });
-      for (const request of foreignTargets(victim).filter((r) => r.method === 'GET' && String(r.url).includes('/audit-logs/'))) {
-        const res = await withKey(String(request.url));
-        assert.ok([403, 404].includes(res.statusCode), `API key GET ${request.url}: ${res.statusCode} ${res.body}`);
+      const keyRoutes = (url: string) => url.includes('/audit-logs/') || url.includes('/devices');
+      for (const request of foreignTargets(victim).filter((r) => keyRoutes(String(r.url)))) {
+        const res = await t.app.inject({ ...request, headers: { 'x-api-key': attacker.apiKey } });
+        assert.ok([403, 404].includes(res.statusCode), `API key ${request.method} ${request.url}: ${res.statusCode} ${res.body}`);
       }
-      for (const list of lists(victim).filter((l) => l.url.includes('/audit-logs/'))) {
+      for (const list of lists(victim).filter((l) => keyRoutes(l.url))) {
         const res = await withKey(list.url);
         assert.equal(res.statusCode, 200, `API key ${list.url}: ${res.body}`);
         const leaked = (res.json() as { data: { id: string }[] }).data.filter((x) => list.ids.includes(x.id));
         assert.deepEqual(leaked, [], `the attacker's API key saw the other tenant's ids through ${list.url}`);
       }
+      // The attacker's agent token does not speak for the victim's device.
+      const hijack = await t.app.inject({ method: 'POST', url: `/api/v1/agents/${victim.device.agentId}/heartbeat`, headers: { authorization: `Bearer ${attacker.device.authToken}` }, payload: {} });
+      assert.equal(hijack.statusCode, 401);
       // Nothing of the victim's changed.
       const system = await login(t.app, await createUser(t.db, { scope: 'system' }));
       const org = (await as(t.app, system)({ method: 'GET', url: `/api/v1/orgs/organizations/${victim.orgIds[0]}` })).json();
@@ -158,6 +188,9 @@ describe('tenant isolation', () => {
       assert.notEqual(site.name, 'hijacked');
       const partner = (await as(t.app, system)({ method: 'GET', url: `/api/v1/orgs/partners/${victim.partnerId}` })).json();
       assert.equal(partner.deletedAt, null);
+      const device = (await as(t.app, system)({ method: 'GET', url: `/api/v1/devices/${victim.device.id}` })).json();
+      assert.deepEqual([device.siteId, device.lastSeenAt], [victim.siteIds[0], null]);
+      assert.equal((await as(t.app, system)({ method: 'GET', url: `/api/v1/enrollment-keys/${victim.enrollmentKeyIds[0]}` })).statusCode, 200);
       const key = (await as(t.app, system)({ method: 'GET', url: `/api/v1/api-keys/${victim.apiKeyIds[0]}` })).json();
       assert.deepEqual([key.name.startsWith('Key '), key.status], [true, 'active']);
       const user = (await as(t.app, system)({ method: 'GET', url: `/api/v1/users/${victim.users['org-admin']!.id}` }));

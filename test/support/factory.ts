@@ -5,6 +5,7 @@ import type { Database } from '../../src/db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../../src/db/tenant-scope.js';
 import { hashPassword } from '../../src/identity/passwords.js';
 import { generateKey } from '../../src/api-keys/key-material.js';
+import { hashAgentToken } from '../../src/enrollment/agent-auth.js';
 
 const unique = () => randomBytes(5).toString('hex');
 export const TEST_PASSWORD = 'correct horse battery staple';
@@ -119,5 +120,20 @@ export async function createApiKey(
       [orgId, `Key ${unique()}`, material.keyHash, material.keyPrefix, opts.scopes ?? ['*'], opts.rateLimit ?? 1000, opts.expiresAt ?? null, opts.status ?? 'active'],
     );
     return { id: rows[0]!.id, key: material.key };
+  });
+}
+
+/** An enrolled device straight into the database, with its agent's id and token. */
+export async function createDevice(db: Database, orgId: string, opts: { siteId?: string; hostname?: string } = {}): Promise<{ id: string; agentId: string; authToken: string; orgId: string; siteId: string }> {
+  const siteId = opts.siteId ?? (await createSite(db, orgId)).id;
+  const agentId = randomBytes(32).toString('hex');
+  const authToken = randomBytes(32).toString('base64url');
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into devices (org_id, site_id, agent_id, auth_token_hash, hostname, os_type, os_version, architecture, agent_version)
+       values ($1, $2, $3, $4, $5, 'linux', '6.1', 'x86_64', '1.0.0') returning id`,
+      [orgId, siteId, agentId, hashAgentToken(authToken), opts.hostname ?? `host-${unique()}`],
+    );
+    return { id: rows[0]!.id, agentId, authToken, orgId, siteId };
   });
 }

@@ -1,0 +1,251 @@
+// Agent diagnostic logs and device event logs: submission by the agent (all or nothing, in
+// batches of 100 inside one transaction), event dedupe, and the paginated device queries.
+import type { Static } from 'typebox';
+import type { Database } from '../db/database.js';
+import { withTenant } from '../db/tenant-scope.js';
+import { AppError } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import type { RecordAudit } from '../audit/recorder.js';
+import type { AgentDevice } from '../enrollment/agent-auth.js';
+import * as repo from './agent-logs.repo.js';
+import {
+  LIMITS,
+  type DiagnosticLog,
+  type DiagnosticLogInput,
+  type DiagnosticLogQuery,
+  type EventLog,
+  type EventLogInput,
+  type EventLogQuery,
+} from './agent-logs.schemas.js';
+
+export type DiagnosticLogView = Static<typeof DiagnosticLog>;
+export type EventLogView = Static<typeof EventLog>;
+type DiagnosticLogEntry = Static<typeof DiagnosticLogInput>;
+type EventLogEntry = Static<typeof EventLogInput>;
+
+// What PostgreSQL's timestamptz and JavaScript's Date both hold: years 0001-9999 (UTC).
+const MIN_TIME = -62_135_596_800_000;
+const MAX_TIME = 253_402_300_799_999;
+const CANONICAL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+const invalid = (path: string, message: string) =>
+  new AppError('VALIDATION_FAILED', `Invalid request: ${path} ${message}`, { errors: [{ path, message }] });
+
+/** Schema-checked RFC 3339 text → canonical ISO (UTC, milliseconds), so both databases read it alike. */
+function canonicalTime(value: string, path: string): string {
+  // Fast path: what agents usually send (toISOString form) is already canonical; the schema checked the calendar.
+  if (CANONICAL_TIME.test(value) && !value.startsWith('0000')) return value;
+  const ms = Date.parse(value.toUpperCase());
+  if (!(ms >= MIN_TIME && ms <= MAX_TIME)) throw invalid(path, 'must be a date-time between the years 0001 and 9999 (UTC)');
+  return new Date(ms).toISOString();
+}
+
+/** PostgreSQL text cannot hold NUL; agents ship whatever a log line contained, so keep the rest. */
+function storableText(value: string): string {
+  return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+}
+
+function storableJsonString(value: string): string {
+  return storableText(value.isWellFormed() ? value : value.toWellFormed());
+}
+
+/**
+ * Cleans a parsed JSON value in place (NUL and lone surrogates, which jsonb refuses) and refuses
+ * nesting deeper than the cap, before anything recursive (JSON.stringify) touches it.
+ */
+function cleanJson(value: unknown, depth: number, path: string): unknown {
+  if (typeof value === 'string') return storableJsonString(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > LIMITS.jsonDepth) throw invalid(path, `must be nested at most ${LIMITS.jsonDepth} levels deep`);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = cleanJson(value[i], depth + 1, path);
+    return value;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    const cleanKey = storableJsonString(key);
+    const cleaned = cleanJson(object[key], depth + 1, path);
+    if (cleanKey !== key) delete object[key];
+    object[cleanKey] = cleaned;
+  }
+  return object;
+}
+
+/** JSON text for a jsonb column, or null when absent. */
+function jsonText(value: object | null | undefined, path: string): string | null {
+  if (value === null || value === undefined) return null;
+  const text = JSON.stringify(cleanJson(value, 1, path));
+  if (text.length > LIMITS.jsonLength) throw invalid(path, `must be at most ${LIMITS.jsonLength} characters as JSON`);
+  return text;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Validates and converts every entry before the first insert: a bad entry stores nothing. */
+function diagnosticBatches(logs: readonly DiagnosticLogEntry[]): repo.DiagnosticLogBatch[] {
+  return chunks(logs.map((entry, i) => [entry, i] as const), LIMITS.insertBatch).map((part) => {
+    const batch: repo.DiagnosticLogBatch = { timestamp: [], level: [], component: [], message: [], fields: [], agentVersion: [] };
+    for (const [entry, i] of part) {
+      batch.timestamp.push(canonicalTime(entry.timestamp, `body.logs.${i}.timestamp`));
+      batch.level.push(entry.level);
+      batch.component.push(storableText(entry.component));
+      batch.message.push(storableText(entry.message));
+      batch.fields.push(jsonText(entry.fields, `body.logs.${i}.fields`));
+      batch.agentVersion.push(entry.agentVersion == null ? null : storableText(entry.agentVersion));
+    }
+    return batch;
+  });
+}
+
+interface PreparedEvent {
+  timestamp: string;
+  level: string;
+  category: string;
+  source: string;
+  eventId: string | null;
+  message: string;
+  details: string | null;
+}
+
+/**
+ * Events ordered by (source, eventId), stably. Concurrent submissions of one device then take the
+ * dedupe index's row locks in the same order, so ON CONFLICT waits can never form a deadlock
+ * cycle; the first of several duplicates in a request is the one kept.
+ */
+function eventBatches(events: readonly EventLogEntry[]): repo.EventLogBatch[] {
+  const prepared: PreparedEvent[] = events.map((e, i) => ({
+    timestamp: canonicalTime(e.timestamp, `body.events.${i}.timestamp`),
+    level: e.level,
+    category: e.category,
+    source: storableText(e.source),
+    // An empty eventId identifies nothing: stored as none, so it is never a duplicate.
+    eventId: e.eventId ? storableText(e.eventId) : null,
+    message: storableText(e.message),
+    details: jsonText(e.details, `body.events.${i}.details`),
+  }));
+  prepared.sort((a, b) =>
+    a.source < b.source ? -1 : a.source > b.source ? 1 : (a.eventId ?? '') < (b.eventId ?? '') ? -1 : (a.eventId ?? '') > (b.eventId ?? '') ? 1 : 0,
+  );
+  return chunks(prepared, LIMITS.insertBatch).map((part) => ({
+    timestamp: part.map((e) => e.timestamp),
+    level: part.map((e) => e.level),
+    category: part.map((e) => e.category),
+    source: part.map((e) => e.source),
+    eventId: part.map((e) => e.eventId),
+    message: part.map((e) => e.message),
+    details: part.map((e) => e.details),
+  }));
+}
+
+/** API.md §4: a literal, case-insensitive substring: %, _ and \ match themselves. */
+export function substringPattern(search: string): string {
+  return `%${search.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
+function diagnosticLogView(row: repo.DiagnosticLogRow): DiagnosticLogView {
+  return {
+    id: row.id,
+    deviceId: row.device_id,
+    orgId: row.org_id,
+    timestamp: row.timestamp.toISOString(),
+    level: row.level as DiagnosticLogView['level'],
+    component: row.component,
+    message: row.message,
+    fields: row.fields,
+    agentVersion: row.agent_version,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+function eventLogView(row: repo.EventLogRow): EventLogView {
+  return {
+    id: row.id,
+    deviceId: row.device_id,
+    orgId: row.org_id,
+    timestamp: row.timestamp.toISOString(),
+    level: row.level as EventLogView['level'],
+    category: row.category as EventLogView['category'],
+    source: row.source,
+    eventId: row.event_id,
+    message: row.message,
+    details: row.details,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+const optionalTime = (value: string | undefined, path: string) => (value === undefined ? undefined : canonicalTime(value, path));
+
+export function createAgentLogsService(deps: { db: Database; recordAudit: RecordAudit; now: () => number }) {
+  const { db, recordAudit } = deps;
+  const target = (agent: AgentDevice): repo.Device => ({ deviceId: agent.deviceId, orgId: agent.orgId });
+
+  return {
+    /** POST /agents/:id/logs: every entry or none. */
+    async submitDiagnosticLogs(agent: AgentDevice, logs: readonly DiagnosticLogEntry[]): Promise<{ received: number }> {
+      const batches = diagnosticBatches(logs);
+      const received = await withTenant(db, agent.tenant, async (tx) => {
+        let stored = 0;
+        for (const batch of batches) stored += await repo.insertDiagnosticLogs(tx, target(agent), batch);
+        return stored;
+      });
+      return { received };
+    },
+
+    /** PUT /agents/:id/eventlogs: duplicates (same device, source and eventId) are skipped, not counted. */
+    async submitEventLogs(agent: AgentDevice, events: readonly EventLogEntry[], meta: RequestMeta): Promise<{ success: true; count: number }> {
+      if (events.length === 0) return { success: true, count: 0 };
+      const batches = eventBatches(events);
+      const count = await withTenant(db, agent.tenant, async (tx) => {
+        let inserted = 0;
+        for (const batch of batches) inserted += await repo.insertEventLogs(tx, target(agent), batch);
+        await recordAudit(tx, {
+          orgId: agent.orgId,
+          actor: { type: 'agent', id: agent.agentId },
+          action: 'agent.eventlogs.submit',
+          resource: { type: 'device', id: agent.deviceId, name: agent.hostname },
+          details: { submitted: events.length, inserted, duplicates: events.length - inserted },
+          ip: meta.ip,
+          userAgent: meta.userAgent,
+        });
+        return inserted;
+      });
+      return { success: true, count };
+    },
+
+    async listDiagnosticLogs(caller: Caller, device: { id: string }, query: Static<typeof DiagnosticLogQuery>): Promise<PaginatedResult<DiagnosticLogView>> {
+      const page = pageOf(query, LIMITS.diagnosticPageMax);
+      const filter: repo.DiagnosticLogFilter = {
+        deviceId: device.id,
+        levels: query.level === undefined ? undefined : [...new Set(query.level.split(',').map((l) => l.trim()))],
+        component: query.component,
+        since: optionalTime(query.since, 'query.since'),
+        until: optionalTime(query.until, 'query.until'),
+        messagePattern: query.search === undefined ? undefined : substringPattern(query.search),
+      };
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => repo.listDiagnosticLogs(tx, filter, page.limit, page.offset, !query.skipCount));
+      return paginated(rows.map(diagnosticLogView), page, total);
+    },
+
+    async listEventLogs(caller: Caller, device: { id: string }, query: Static<typeof EventLogQuery>): Promise<PaginatedResult<EventLogView>> {
+      const page = pageOf(query, LIMITS.eventPageMax);
+      const filter: repo.EventLogFilter = {
+        deviceId: device.id,
+        category: query.category,
+        level: query.level,
+        source: query.source,
+        since: optionalTime(query.startDate, 'query.startDate'),
+        until: optionalTime(query.endDate, 'query.endDate'),
+      };
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => repo.listEventLogs(tx, filter, page.limit, page.offset, !query.skipCount));
+      return paginated(rows.map(eventLogView), page, total);
+    },
+  };
+}
+
+export type AgentLogsService = ReturnType<typeof createAgentLogsService>;

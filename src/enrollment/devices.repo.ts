@@ -1,0 +1,129 @@
+// SQL for devices. auth_token_hash is matched by agent authentication only and never returned.
+import type { Queryable } from '../db/database.js';
+
+/** Agents heartbeat every 60 s; a device is offline after three missed heartbeats. */
+export const HEARTBEAT_INTERVAL_S = 60;
+export const OFFLINE_AFTER_S = 3 * HEARTBEAT_INTERVAL_S;
+
+export interface DeviceRow {
+  id: string;
+  org_id: string;
+  site_id: string;
+  agent_id: string;
+  hostname: string;
+  os_type: 'windows' | 'macos' | 'linux';
+  os_version: string;
+  architecture: string;
+  agent_version: string;
+  status: 'online' | 'offline';
+  last_seen_at: Date | null;
+  last_source_ip: string | null;
+  enrolled_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AgentDeviceRow {
+  id: string;
+  agent_id: string;
+  org_id: string;
+  site_id: string;
+  partner_id: string;
+  hostname: string;
+  auth_token_hash: string;
+  last_source_ip: string | null;
+  decommissioned_at: Date | null;
+}
+
+/** Status as of `now` (a parameter): online while heartbeats keep coming. */
+const status = (now: string) => `case when d.last_seen_at > ${now}::timestamptz - interval '${OFFLINE_AFTER_S} seconds' then 'online' else 'offline' end`;
+const columns = (now: string) => `d.id, d.org_id, d.site_id, d.agent_id, d.hostname, d.os_type, d.os_version, d.architecture, d.agent_version,
+  ${status(now)} as status, d.last_seen_at, d.last_source_ip, d.enrolled_at, d.created_at, d.updated_at`;
+
+export async function findDeviceByAgentId(tx: Queryable, agentId: string): Promise<AgentDeviceRow | null> {
+  const { rows } = await tx.query<AgentDeviceRow>(
+    `select d.id, d.agent_id, d.org_id, d.site_id, o.partner_id, d.hostname, d.auth_token_hash, d.last_source_ip, d.decommissioned_at
+     from devices d join organizations o on o.id = d.org_id where d.agent_id = $1`,
+    [agentId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function insertDevice(
+  tx: Queryable,
+  values: { orgId: string; siteId: string; agentId: string; authTokenHash: string; hostname: string; osType: string; osVersion: string; architecture: string; agentVersion: string; sourceIp: string | null },
+  now: Date,
+): Promise<DeviceRow> {
+  const { rows } = await tx.query<DeviceRow>(
+    `insert into devices as d (org_id, site_id, agent_id, auth_token_hash, hostname, os_type, os_version, architecture, agent_version, last_source_ip, enrolled_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning ${columns('$11')}`,
+    [values.orgId, values.siteId, values.agentId, values.authTokenHash, values.hostname, values.osType, values.osVersion, values.architecture, values.agentVersion, values.sourceIp, now],
+  );
+  return rows[0]!;
+}
+
+export async function findDevice(tx: Queryable, id: string, now: Date, forUpdate = false): Promise<DeviceRow | null> {
+  const { rows } = await tx.query<DeviceRow>(
+    `select ${columns('$2')} from devices d where d.id = $1 and d.decommissioned_at is null${forUpdate ? ' for update' : ''}`,
+    [id, now],
+  );
+  return rows[0] ?? null;
+}
+
+/** Where a live device is, read in system scope: tells "no such device" from "not yours". */
+export async function locateDevice(tx: Queryable, id: string): Promise<{ org_id: string } | null> {
+  const { rows } = await tx.query<{ org_id: string }>(`select org_id from devices where id = $1 and decommissioned_at is null`, [id]);
+  return rows[0] ?? null;
+}
+
+export async function listDevices(
+  tx: Queryable,
+  filter: { orgIds: readonly string[] | null; siteId?: string; status?: 'online' | 'offline'; now: Date },
+  limit: number,
+  offset: number,
+): Promise<{ rows: DeviceRow[]; total: number }> {
+  const params: unknown[] = [filter.now];
+  const where = ['d.decommissioned_at is null'];
+  if (filter.orgIds) {
+    params.push(filter.orgIds);
+    where.push(`d.org_id in (select unnest($${params.length}::uuid[]))`);
+  }
+  if (filter.siteId) {
+    params.push(filter.siteId);
+    where.push(`d.site_id = $${params.length}`);
+  }
+  if (filter.status) {
+    params.push(filter.status);
+    where.push(`${status('$1')} = $${params.length}`);
+  }
+  // $1 appears in the count too (through the status filter or this no-op), so both queries share params.
+  const from = `from devices d where ${where.join(' and ')} and $1::timestamptz is not null`;
+  const { rows } = await tx.query<DeviceRow>(
+    `select ${columns('$1')} ${from} order by d.created_at desc, d.id desc limit $${params.length + 1} offset $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  const count = await tx.query<{ total: number }>(`select count(*)::int as total ${from}`, params);
+  return { rows, total: count.rows[0]!.total };
+}
+
+export async function moveDevice(tx: Queryable, id: string, siteId: string, now: Date): Promise<DeviceRow> {
+  const { rows } = await tx.query<DeviceRow>(`update devices d set site_id = $2 where d.id = $1 returning ${columns('$3')}`, [id, siteId, now]);
+  return rows[0]!;
+}
+
+export async function decommissionDevice(tx: Queryable, id: string, now: Date): Promise<void> {
+  await tx.query(`update devices set decommissioned_at = $2 where id = $1`, [id, now]);
+}
+
+/** A heartbeat: seen now, from this address, running this agent version. */
+export async function recordHeartbeat(tx: Queryable, id: string, values: { at: Date; sourceIp: string | null; agentVersion?: string }): Promise<void> {
+  await tx.query(
+    `update devices set last_seen_at = $2, last_source_ip = coalesce($3, last_source_ip), agent_version = coalesce($4, agent_version) where id = $1`,
+    [id, values.at, values.sourceIp, values.agentVersion ?? null],
+  );
+}
+
+/** A connected agent is seen: keeps the device online while its socket is open. */
+export async function markSeen(tx: Queryable, id: string, at: Date): Promise<void> {
+  await tx.query(`update devices set last_seen_at = greatest(last_seen_at, $2) where id = $1 and decommissioned_at is null`, [id, at]);
+}

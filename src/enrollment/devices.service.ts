@@ -1,0 +1,124 @@
+// Devices (API.md §6): list, get, move between sites of its organization, decommission. Reached
+// with a JWT (devices permissions) or an API key (devices:read / devices:write); a device of an
+// organization outside the caller's reach is 404, like one that does not exist.
+import type { Database } from '../db/database.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { AppError, notFound } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { callerEvent, type RecordAudit } from '../audit/recorder.js';
+import * as devices from './devices.repo.js';
+
+export interface DeviceView {
+  id: string;
+  orgId: string;
+  siteId: string;
+  agentId: string;
+  hostname: string;
+  osType: 'windows' | 'macos' | 'linux';
+  osVersion: string;
+  architecture: string;
+  agentVersion: string;
+  status: 'online' | 'offline';
+  lastSeenAt: string | null;
+  lastSourceIp: string | null;
+  enrolledAt: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function deviceView(row: devices.DeviceRow): DeviceView {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    siteId: row.site_id,
+    agentId: row.agent_id,
+    hostname: row.hostname,
+    osType: row.os_type,
+    osVersion: row.os_version,
+    architecture: row.architecture,
+    agentVersion: row.agent_version,
+    status: row.status,
+    lastSeenAt: row.last_seen_at?.toISOString() ?? null,
+    lastSourceIp: row.last_source_ip,
+    enrolledAt: row.enrolled_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export function createDevicesService(deps: { db: Database; recordAudit: RecordAudit; now: () => number }) {
+  const { db, recordAudit } = deps;
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: devices.DeviceRow, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'device', id: row.id, name: row.hostname }, details });
+
+  /** A live device the caller may reach, else 404 (used by every /devices/:id route). */
+  async function deviceInReach(caller: Caller, id: string): Promise<{ id: string; orgId: string }> {
+    const location = await withTenant(db, SYSTEM_SCOPE, (tx) => devices.locateDevice(tx, id));
+    if (!location || !caller.canAccessOrg(location.org_id)) throw notFound('Device');
+    return { id, orgId: location.org_id };
+  }
+
+  const seenAt = new Map<string, number>();
+
+  return {
+    deviceInReach,
+
+    /** An open agent socket counts as a heartbeat; written at most every 30 s per device. */
+    async markSeen(deviceId: string): Promise<void> {
+      const now = deps.now();
+      if (now - (seenAt.get(deviceId) ?? 0) < 30_000) return;
+      seenAt.set(deviceId, now);
+      if (seenAt.size > 100_000) seenAt.clear();
+      await withTenant(db, SYSTEM_SCOPE, (tx) => devices.markSeen(tx, deviceId, new Date(now)));
+    },
+
+    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; siteId?: string; status?: 'online' | 'offline' }): Promise<PaginatedResult<DeviceView>> {
+      const page = pageOf(query);
+      const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
+      if (orgIds?.length === 0) return paginated([], page, 0);
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+        devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset),
+      );
+      return paginated(rows.map(deviceView), page, total);
+    },
+
+    async get(caller: Caller, id: string): Promise<DeviceView> {
+      await deviceInReach(caller, id);
+      const row = await withTenant(db, caller.tenant, (tx) => devices.findDevice(tx, id, new Date(deps.now())));
+      if (!row) throw notFound('Device');
+      return deviceView(row);
+    },
+
+    async move(caller: Caller, id: string, siteId: string, meta: RequestMeta): Promise<DeviceView> {
+      await deviceInReach(caller, id);
+      return withTenant(db, caller.tenant, async (tx) => {
+        const now = new Date(deps.now());
+        const current = await devices.findDevice(tx, id, now, true);
+        if (!current) throw notFound('Device');
+        const { rows } = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, current.org_id]);
+        if (rows.length === 0) {
+          throw new AppError('VALIDATION_FAILED', 'siteId must be a site of the device’s organization', { errors: [{ path: 'body.siteId', message: 'not a site of this organization' }] });
+        }
+        const row = await devices.moveDevice(tx, id, siteId, now);
+        await recordAudit(tx, event(caller, meta, 'device.update', row, { changedFields: ['siteId'], before: { siteId: current.site_id }, after: { siteId } }));
+        return deviceView(row);
+      });
+    },
+
+    async decommission(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      await deviceInReach(caller, id);
+      await withTenant(db, caller.tenant, async (tx) => {
+        const now = new Date(deps.now());
+        const row = await devices.findDevice(tx, id, now, true);
+        if (!row) throw notFound('Device');
+        await devices.decommissionDevice(tx, id, now);
+        await recordAudit(tx, event(caller, meta, 'device.delete', row, { agentId: row.agent_id, siteId: row.site_id, hostname: row.hostname }));
+      });
+      return { success: true };
+    },
+  };
+}
+
+export type DevicesService = ReturnType<typeof createDevicesService>;

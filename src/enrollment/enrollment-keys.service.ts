@@ -1,0 +1,143 @@
+// Enrollment keys (SPEC "Enrollment key", its endpoint table, "Authentication" 12-13; API.md §5).
+// The key is 32 random bytes as 64 hex characters, stored as HMAC-SHA-256 under the server pepper,
+// so a changed pepper makes every existing key unknown (401), never a 500.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Static } from 'typebox';
+import type { Database, Transaction } from '../db/database.js';
+import { withTenant } from '../db/tenant-scope.js';
+import { AppError, notFound } from '../errors.js';
+import type { Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/client-ip.js';
+import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { callerEvent, type RecordAudit } from '../audit/recorder.js';
+import * as keys from './enrollment-keys.repo.js';
+import type { CreateEnrollmentKeyBody, EnrollmentKey, RotateEnrollmentKeyBody } from './enrollment.schemas.js';
+
+export type EnrollmentKeyView = Static<typeof EnrollmentKey>;
+
+export function hashEnrollmentKey(pepper: string, key: string): string {
+  return createHmac('sha256', pepper).update(key, 'utf8').digest('hex');
+}
+
+export function keyStatus(row: keys.EnrollmentKeyRow, now: number): EnrollmentKeyView['status'] {
+  if (row.expires_at.getTime() <= now) return 'expired';
+  if (row.max_usage !== null && row.usage_count >= row.max_usage) return 'exhausted';
+  return 'active';
+}
+
+const orgDenied = () => new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
+
+function futureOrFail(value: string | undefined, now: number): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  if (at.getTime() <= now) {
+    throw new AppError('VALIDATION_FAILED', 'expiresAt must be in the future', { errors: [{ path: 'body.expiresAt', message: 'must be a future date-time' }] });
+  }
+  return at;
+}
+
+export function createEnrollmentKeysService(deps: { db: Database; recordAudit: RecordAudit; pepper: string; defaultTtlMinutes: number; now: () => number }) {
+  const { db, recordAudit } = deps;
+  const view = (row: keys.EnrollmentKeyRow): EnrollmentKeyView => ({
+    id: row.id,
+    orgId: row.org_id,
+    siteId: row.site_id,
+    name: row.name,
+    usageCount: row.usage_count,
+    maxUsage: row.max_usage,
+    expiresAt: row.expires_at.toISOString(),
+    createdBy: row.created_by,
+    createdAt: row.created_at.toISOString(),
+    status: keyStatus(row, deps.now()),
+  });
+  const event = (caller: Caller, meta: RequestMeta, action: string, row: keys.EnrollmentKeyRow, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'enrollment_key', id: row.id, name: row.name }, details });
+  const newKey = () => {
+    const key = randomBytes(32).toString('hex');
+    return { key, keyHash: hashEnrollmentKey(deps.pepper, key) };
+  };
+
+  /** SPEC "Authentication" 12: orgId inferred for organization scope, required otherwise. */
+  function targetOrg(caller: Caller, orgId: string | undefined): string {
+    if (caller.scope === 'organization') {
+      if (!caller.orgId) throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no organization: ask an administrator to fix it');
+      if (orgId !== undefined && orgId !== caller.orgId) throw orgDenied();
+      return caller.orgId;
+    }
+    if (orgId === undefined) {
+      throw new AppError('VALIDATION_FAILED', `orgId is required for ${caller.scope} scope`, { errors: [{ path: 'body.orgId', message: 'required' }] });
+    }
+    if (!caller.canAccessOrg(orgId)) throw orgDenied();
+    return orgId;
+  }
+
+  async function reachableKey(tx: Transaction, caller: Caller, id: string, forUpdate: boolean) {
+    const row = await keys.findKey(tx, id, forUpdate);
+    if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Enrollment key');
+    return row;
+  }
+
+  return {
+    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; expired?: boolean }): Promise<PaginatedResult<EnrollmentKeyView>> {
+      const page = pageOf(query);
+      const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
+      if (orgIds?.length === 0) return paginated([], page, 0);
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+        keys.listKeys(tx, { orgIds, expired: query.expired, now: new Date(deps.now()) }, page.limit, page.offset),
+      );
+      return paginated(rows.map(view), page, total);
+    },
+
+    async get(caller: Caller, id: string): Promise<EnrollmentKeyView> {
+      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id, false)));
+    },
+
+    async create(caller: Caller, body: Static<typeof CreateEnrollmentKeyBody>, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {
+      const orgId = targetOrg(caller, body.orgId);
+      const now = deps.now();
+      const expiresAt = futureOrFail(body.expiresAt, now) ?? new Date(now + deps.defaultTtlMinutes * 60_000);
+      const material = newKey();
+      return withTenant(db, caller.tenant, async (tx) => {
+        const org = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [orgId]);
+        if (org.rows.length === 0) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
+        const siteId = body.siteId ?? null;
+        if (siteId !== null) {
+          const site = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, orgId]);
+          if (site.rows.length === 0) {
+            throw new AppError('VALIDATION_FAILED', 'siteId must be a site of the key’s organization', { errors: [{ path: 'body.siteId', message: 'not a site of this organization' }] });
+          }
+        }
+        const row = await keys.insertKey(tx, { orgId, siteId, name: body.name, keyHash: material.keyHash, maxUsage: body.maxUsage ?? 1, expiresAt, createdBy: caller.userId });
+        await recordAudit(tx, event(caller, meta, 'enrollment_key.create', row, { siteId, maxUsage: row.max_usage, expiresAt: row.expires_at.toISOString() }));
+        return { ...view(row), key: material.key };
+      });
+    },
+
+    async rotate(caller: Caller, id: string, body: Static<typeof RotateEnrollmentKeyBody> | undefined, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {
+      const expiresAt = futureOrFail(body?.expiresAt, deps.now());
+      const material = newKey();
+      return withTenant(db, caller.tenant, async (tx) => {
+        const current = await reachableKey(tx, caller, id, true);
+        const maxUsage = body && 'maxUsage' in body && body.maxUsage !== undefined ? body.maxUsage : current.max_usage;
+        const row = await keys.rotateKey(tx, id, { keyHash: material.keyHash, maxUsage, expiresAt: expiresAt ?? current.expires_at });
+        await recordAudit(tx, event(caller, meta, 'enrollment_key.rotate', row, {
+          usageCountBefore: current.usage_count,
+          before: { maxUsage: current.max_usage, expiresAt: current.expires_at.toISOString() },
+          after: { maxUsage: row.max_usage, expiresAt: row.expires_at.toISOString() },
+        }));
+        return { ...view(row), key: material.key };
+      });
+    },
+
+    async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      await withTenant(db, caller.tenant, async (tx) => {
+        const row = await reachableKey(tx, caller, id, true);
+        await keys.deleteKey(tx, id);
+        await recordAudit(tx, event(caller, meta, 'enrollment_key.delete', row, { usageCount: row.usage_count, maxUsage: row.max_usage }));
+      });
+      return { success: true };
+    },
+  };
+}
+
+export type EnrollmentKeysService = ReturnType<typeof createEnrollmentKeysService>;
