@@ -46,6 +46,11 @@ import { createDevicesService } from './enrollment/devices.service.js';
 import { enrollmentKeysRoutes } from './enrollment/enrollment-keys.routes.js';
 import { createEnrollmentKeysService } from './enrollment/enrollment-keys.service.js';
 import { agentLogsRoutes } from './agent-logs/agent-logs.routes.js';
+import websocket from '@fastify/websocket';
+import { createAgentGateway, MAX_FRAME_BYTES, type AgentGateway } from './live-queries/gateway.js';
+import { liveQueriesRoutes } from './live-queries/live-queries.routes.js';
+import { createLiveQueriesService } from './live-queries/live-queries.service.js';
+import { createLocalRelay, createRedisRelay, type Relay } from './live-queries/relay.js';
 import { createAgentLogsService } from './agent-logs/agent-logs.service.js';
 
 declare module 'fastify' {
@@ -166,12 +171,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ownsDb = !options.db;
   let bus: InvalidationBus;
   let rateLimits: RateLimitStore;
+  let relay: Relay;
   try {
     const redisLog = (level: 'warn' | 'error' | 'info', message: string) => app.log[level](message);
     bus = config.redisUrl ? await createRedisBus(config.redisUrl, redisLog) : createLocalBus();
     rateLimits = config.redisUrl
       ? createRedisRateLimitStore(await connectRedis(config.redisUrl, 'rate-limit', redisLog), (message) => app.log.error(message))
       : createMemoryRateLimitStore();
+    relay = config.redisUrl ? await createRedisRelay(config.redisUrl, redisLog) : createLocalRelay();
   } catch (err) {
     if (ownsDb) await db.close();
     throw err;
@@ -211,6 +218,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const enrollmentKeys = createEnrollmentKeysService({ db, recordAudit, pepper: config.enrollmentKeyPepper, defaultTtlMinutes: config.enrollmentKeyDefaultTtlMinutes, now });
   const agents = createAgentService({ db, recordAudit, pepper: config.enrollmentKeyPepper, now });
   const agentLogs = createAgentLogsService({ db, recordAudit, now });
+  const gateway: AgentGateway = createAgentGateway({
+    timeoutMs: config.liveQueryTimeoutMs,
+    relay,
+    onSeen: (deviceId) => void devices.markSeen(deviceId).catch((err: unknown) => app.log.warn({ err }, 'could not mark an agent seen')),
+    log: (level, message) => app.log[level](message),
+  });
+  const live = createLiveQueriesService({ db, gateway, recordAudit, deviceInReach: devices.deviceInReach });
+  // Sockets close first on shutdown, so agents reconnect elsewhere while the rest winds down.
+  app.addHook('preClose', async () => {
+    await gateway.close();
+  });
 
   installAuth(app, { jwt: callers.authenticateJwt, apiKey: apiKeyAuth });
 
@@ -240,6 +258,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(enrollmentKeysRoutes({ enrollmentKeys, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(agentRoutes({ agents, authenticateAgent, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(devicesRoutes({ devices, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(liveQueriesRoutes({ live, gateway, authenticateAgent, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(agentLogsRoutes({ agentLogs, authenticateAgent, devices, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });
