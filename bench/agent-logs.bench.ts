@@ -203,18 +203,12 @@ export async function run(): Promise<Row[]> {
     const { rows: [events] } = await admin.query(`select count(*)::int as n from device_event_logs`);
     const distinct = submittedTotal / 2;
 
-    // Information: the same pair without the message trigram index, to show what maintaining it costs.
-    await admin.query(`drop index diagnostic_logs_message_trgm`);
-    const withoutTrgm = await drive(diagAgents, postLogs);
-    const rawWithoutTrgm = await rawDiagnostic(database.url, org.id, entrySets);
-
     const diag = round(median(service_), 0);
     const diagRaw = round(median(raw), 0);
     const ratio = round(diag / diagRaw);
     const eventRate = round(median(eventRates), 0);
     return [
       { name: `agent-logs: POST /agents/:id/logs, ${AGENTS} agents x ${LOGS_PER_REQUEST} entries`, figure: diag, unit: 'entries/s', baseline: diagRaw, ratio, target: '>= 50000/s and >= 0.3x raw', pass: diag >= 50_000 && ratio >= 0.3 },
-      { name: 'agent-logs: the same without the message trigram index (information, 1 run)', figure: round(withoutTrgm, 0), unit: 'entries/s', baseline: round(rawWithoutTrgm, 0), ratio: round(withoutTrgm / rawWithoutTrgm) },
       { name: 'agent-logs: diagnostic entries stored = entries acknowledged (201)', figure: counted.n, unit: 'rows', baseline: acknowledgedSoFar, ratio: null, target: '= acknowledged', pass: failures === 0 && counted.n === acknowledgedSoFar },
       { name: `agent-logs: PUT /agents/:id/eventlogs, ${AGENTS} agents x ${EVENTS_PER_REQUEST} events, 50% duplicates`, figure: eventRate, unit: 'submitted events/s', baseline: null, ratio: null, target: '>= 30000/s', pass: eventRate >= 30_000 && failures === 0 },
       { name: 'agent-logs: stored events (counted in responses) = distinct submitted', figure: events.n, unit: 'rows', baseline: distinct, ratio: null, target: '= distinct', pass: events.n === distinct && countedTotal === distinct },

@@ -26,6 +26,14 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { createAuditService } from './audit/audit.service.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { createSealer, type Sealer } from './audit/sealer.js';
+import { createAuditCheckpoints, loadAuditSigner, type AuditCheckpoints } from './audit/checkpoints.js';
+import { auditCheckpointRoutes } from './audit/checkpoints.routes.js';
+import { createAuditReportsService } from './audit/reports.service.js';
+import { auditExportRoutes } from './audit/export.routes.js';
+import { createAuditExportService } from './audit/export.service.js';
+import { createArchiveStore } from './audit/archive-store.js';
+import { auditRetentionRoutes } from './audit/retention.routes.js';
+import { createRetentionService, type RetentionService } from './audit/retention.service.js';
 import { organizationsRoutes } from './tenancy/organizations.routes.js';
 import { createOrganizationsService } from './tenancy/organizations.service.js';
 import { partnersRoutes } from './tenancy/partners.routes.js';
@@ -57,6 +65,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The audit sealer of this instance: tests and shutdown seal pending rows through it. */
     auditSealer: Sealer;
+    /** Signed checkpoints of the audit chains: tests force them through it. */
+    auditCheckpoints: AuditCheckpoints;
+    /** The audit retention worker: tests run it on demand. */
+    auditRetention: RetentionService;
     /** API key usage counted in memory: tests flush it to read exact counts. */
     apiKeyUsage: UsageRecorder;
   }
@@ -183,15 +195,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (ownsDb) await db.close();
     throw err;
   }
-  const sealer = createSealer({ db, log: (err, message) => app.log.error({ err }, message) });
+  const checkpoints = createAuditCheckpoints({
+    db,
+    signer: await loadAuditSigner({ auditSigningKey: config.auditSigningKey, dataDir: config.dataDir }),
+    everyRows: config.auditCheckpointEveryRows,
+    everyMinutes: config.auditCheckpointEveryMinutes,
+    now,
+    log: (err, message) => app.log.error({ err }, message),
+  });
+  const sealer = createSealer({ db, log: (err, message) => app.log.error({ err }, message), onSealed: checkpoints.afterSeal });
   sealer.start();
+  checkpoints.start();
   app.decorate('auditSealer', sealer);
+  app.decorate('auditCheckpoints', checkpoints);
   const usage = createUsageRecorder({ db, log: (err, message) => app.log.error({ err }, message) });
   usage.start();
   app.decorate('apiKeyUsage', usage);
   app.addHook('onClose', async () => {
     // Usage and pending audit rows are written before the database goes.
     await usage.stop();
+    await retention.stop();
+    await checkpoints.stop();
     await sealer.stop();
     // Seal what is pending before the database goes (best effort: another instance or the next start seals the rest).
     await sealer.sealNow().catch(() => {});
@@ -200,6 +224,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (ownsDb) await db.close();
   });
   const recordAudit = createAuditRecorder({ now, onRecorded: sealer.wake });
+  const retention = createRetentionService({
+    db,
+    recordAudit,
+    archive: createArchiveStore({ dataDir: config.dataDir, s3: config.auditArchiveS3 }),
+    checkpoints,
+    intervalMinutes: config.auditRetentionIntervalMinutes,
+    now,
+    log: (level, message, err) => app.log[level]({ err }, message),
+  });
+  retention.start();
+  app.decorate('auditRetention', retention);
 
   const tokens = createTokenService(config.jwtSecret, now);
   const totp = createTotpService(config.encryptionKey);
@@ -251,6 +286,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(authRoutes({ auth, registration, trustProxyHeaders: config.trustProxyHeaders, allowPartnerSignup: config.allowPartnerSignup }), { prefix: '/api/v1' });
   await app.register(usersRoutes({ users, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(auditRoutes({ audit }), { prefix: '/api/v1' });
+  await app.register(auditExportRoutes({ exports: createAuditExportService({ db, recordAudit, now }), trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
+  await app.register(auditCheckpointRoutes({ checkpoints, reports: createAuditReportsService({ db, now }) }), { prefix: '/api/v1' });
+  await app.register(auditRetentionRoutes({ retention, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1' });
   await app.register(partnersRoutes({ partners, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(organizationsRoutes({ organizations, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });
   await app.register(sitesRoutes({ sites, trustProxyHeaders: config.trustProxyHeaders }), { prefix: '/api/v1/orgs' });

@@ -25,6 +25,16 @@ export interface Config {
   enrollmentKeyDefaultTtlMinutes: number;
   liveQueryTimeoutMs: number;
   logLevel: string;
+  /** Ed25519 private key (PEM, PKCS#8) signing audit checkpoints; null: generated in DATA_DIR. */
+  auditSigningKey: string | null;
+  /** A checkpoint per chain every this many sealed rows… */
+  auditCheckpointEveryRows: number;
+  /** …or after this many minutes with new rows, whichever comes first. */
+  auditCheckpointEveryMinutes: number;
+  /** How often the retention worker runs (0: never; tests run it on demand). */
+  auditRetentionIntervalMinutes: number;
+  /** S3-compatible archive target; null: the filesystem under DATA_DIR/audit-archive. */
+  auditArchiveS3: { bucket: string; endpoint: string | null; region: string; prefix: string } | null;
 }
 
 export class ConfigError extends Error {}
@@ -167,5 +177,17 @@ export function loadConfig(env: Env = process.env): Config {
     enrollmentKeyDefaultTtlMinutes: integer(env, 'ENROLLMENT_KEY_DEFAULT_TTL_MINUTES', 60, 1, 525600),
     liveQueryTimeoutMs: integer(env, 'LIVE_QUERY_TIMEOUT_MS', 30000, 100, 600000),
     logLevel,
+    auditSigningKey: value(env, 'AUDIT_SIGNING_KEY')?.replace(/\\n/g, '\n') ?? null,
+    auditCheckpointEveryRows: integer(env, 'AUDIT_CHECKPOINT_EVERY_ROWS', 1000, 1, 10_000_000),
+    auditCheckpointEveryMinutes: integer(env, 'AUDIT_CHECKPOINT_EVERY_MINUTES', 5, 1, 1440),
+    auditRetentionIntervalMinutes: integer(env, 'AUDIT_RETENTION_INTERVAL_MINUTES', 60, 0, 10080),
+    auditArchiveS3: value(env, 'AUDIT_ARCHIVE_S3_BUCKET')
+      ? {
+          bucket: value(env, 'AUDIT_ARCHIVE_S3_BUCKET')!,
+          endpoint: url(env, 'AUDIT_ARCHIVE_S3_ENDPOINT', ['http:', 'https:']),
+          region: value(env, 'AUDIT_ARCHIVE_S3_REGION') ?? 'us-east-1',
+          prefix: value(env, 'AUDIT_ARCHIVE_S3_PREFIX') ?? 'audit-archive/',
+        }
+      : null,
   };
 }

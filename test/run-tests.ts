@@ -28,7 +28,7 @@ function runSuite(env: Record<string, string>): Promise<number> {
   return new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-reporter=spec', '--test-timeout=120000', ...files],
+      ['--import', 'tsx', '--test', '--test-concurrency=4', '--test-reporter=spec', '--test-timeout=300000', ...files],
       { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env } },
     );
     child.on('exit', (status) => resolve(status ?? 1));

@@ -183,8 +183,8 @@ export interface ChainState {
 export async function chainState(tx: Queryable, chainId: string): Promise<ChainState> {
   const { rows } = await tx.query<{ pending: number; last_seq: number | null; anchor_seq: number | null; anchor_checksum: string | null }>(
     `select (select count(*)::int from audit_logs where chain_id = $1 and seq is null) as pending,
-            c.last_seq, c.anchor_seq, c.anchor_checksum
-       from (select 1) one left join audit_chains c on c.chain_id = $1`,
+            c.last_seq, a.anchor_seq, a.anchor_checksum
+       from (select 1) one left join audit_chains c on c.chain_id = $1 left join audit_chain_anchors a on a.chain_id = $1`,
     [chainId],
   );
   const row = rows[0]!;

@@ -41,8 +41,8 @@ function verifyInWorker(connection: { url: string; appRole: string }, scope: Ten
 
 type Chains = { orgIds: readonly string[] | null; platformOnly: boolean };
 
-/** What the caller may read, narrowed by an orgId filter; null when that is nothing at all. */
-function chainsFor(caller: Caller, orgId: string | undefined): Chains | null {
+/** The chains a caller may read, narrowed by `orgId` (or 'platform'); null when none. Shared by lists, reports and export. */
+export function chainsFor(caller: Caller, orgId: string | undefined): Chains | null {
   if (orgId === 'platform') return caller.scope === 'system' ? { orgIds: null, platformOnly: true } : null;
   if (orgId) return caller.canAccessOrg(orgId) ? { orgIds: [orgId], platformOnly: false } : null;
   if (caller.scope === 'system') return { orgIds: null, platformOnly: false };

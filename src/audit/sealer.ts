@@ -2,7 +2,7 @@
 // per-chain lock is held for one short transaction per batch instead of across every request's
 // commit. One sealer per chain at a time across instances (SKIP LOCKED on the chain head); woken
 // after each commit that recorded something, and by a timer for anything missed.
-import type { Database } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import * as repo from './audit.repo.js';
 import { sealRows } from './hash-chain.js';
 import { SEALER, withAuditPrivilege } from './privilege.js';
@@ -37,7 +37,19 @@ export function toChainFields(row: repo.ChainRow) {
   };
 }
 
-export function createSealer(deps: { db: Database; log: (err: unknown, message: string) => void }): Sealer {
+/** The head a sealed batch left its chain at. */
+export interface SealedHead {
+  orgId: string | null;
+  seq: number;
+  checksum: string;
+}
+
+export function createSealer(deps: {
+  db: Database;
+  log: (err: unknown, message: string) => void;
+  /** Runs inside the sealing transaction after the head moved (signed checkpoints): commits or rolls back with the batch. */
+  onSealed?: (tx: Transaction, head: SealedHead) => Promise<void>;
+}): Sealer {
   let running: Promise<void> | null = null;
   let again = false;
   let scheduled = false;
@@ -54,6 +66,7 @@ export function createSealer(deps: { db: Database; log: (err: unknown, message: 
       await repo.applySeals(tx, seals.map((s, i) => ({ id: rows[i]!.id, ...s })));
       const last = seals[seals.length - 1]!;
       await repo.moveChainHead(tx, chainId, last.seq, last.checksum);
+      await deps.onSealed?.(tx, { orgId, seq: last.seq, checksum: last.checksum });
       return rows.length;
     });
   }

@@ -64,6 +64,13 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
   }, PRESENCE_REFRESH_MS).unref();
 
   subscriber.on('message', (channel: string, raw: string) => {
+    try {
+      onRelayMessage(channel, raw);
+    } catch (err) {
+      log('warn', `ignored a malformed relay message on ${channel}: ${(err as Error).message}`);
+    }
+  });
+  function onRelayMessage(channel: string, raw: string) {
     if (channel === replyChannel(instance)) {
       const reply = JSON.parse(raw) as RelayReply;
       const entry = waiting.get(reply.requestId);
@@ -85,7 +92,7 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
         : { requestId: request.requestId, ok: false, code: 'AGENT_ERROR', detail: 'The relayed query failed' }),
     ).then((reply: RelayReply) => redis.publish(replyChannel(request.from), JSON.stringify(reply)))
       .catch((err: Error) => log('error', `could not relay a live-query reply: ${err.message}`));
-  });
+  }
   // Like the invalidation bus: start even when Redis is away, and subscribe when it comes back.
   const subscribed = subscriber.subscribe(requestChannel(instance), replyChannel(instance)).then(() => true, () => false);
   const startupWait = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref());
