@@ -5,7 +5,7 @@ import { checkLines, type Checked, type LineFormat } from './row-check.js';
 
 parentPort!.on('message', (job: { id: number; format: LineFormat; bytes: Uint8Array }) => {
   const rows: Checked[] = [];
-  const text = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength).toString('utf8');
-  const lines = checkLines(job.format, text, 0, rows);
+  const lines = checkLines(job.format, Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), 0, rows);
   parentPort!.postMessage({ id: job.id, lines, rows });
 });
+parentPort!.postMessage({ ready: true });

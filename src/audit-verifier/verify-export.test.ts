@@ -116,14 +116,30 @@ describe('offline verifier', () => {
 
   it('reports malformed entries and truncated json exports', async () => {
     const rows = chain(org, 3);
-    const bad = await verify(`${JSON.stringify(rows[0])}\nnot json\n${JSON.stringify({ ...rows[1], details: 'x' })}\n${JSON.stringify(rows[2])}\n`);
+    const loneSurrogate = JSON.stringify({ ...rows[2], details: { s: '\ud800' } });
+    const bad = await verify(`${JSON.stringify(rows[0])}\nnot json\n${JSON.stringify({ ...rows[1], details: 'x' })}\n${loneSurrogate}\n`);
     assert.equal(bad.valid, false);
-    assert.deepEqual(bad.problems.map((p) => p.line), [2, 3]);
+    assert.deepEqual(bad.problems.map((p) => p.line), [2, 3, 4]);
+    assert.match(bad.problems[2]!.detail, /no canonical form/);
     const truncated = await verify(jsonExport(rows).split('\n').slice(0, 3).join('\n'));
     assert.equal(truncated.valid, false);
     assert.match(truncated.problems[0]!.detail, /truncated/);
     const padded = await verify(jsonExport(rows).replace('"count":3', '"count":4'));
     assert.equal(padded.valid, false);
+  });
+
+  it('gives the same verdict, line numbers included, whether chunks are checked here or in worker threads', async () => {
+    const rows = chain(org, 3000); // about 3 MiB: several chunks
+    const lines = rows.map((r) => (r.seq === 2000 ? { ...r, resourceName: 'forged' } : r)).map((r) => JSON.stringify(r));
+    lines.splice(2500, 0, '{"broken": ');
+    const name = file(lines.join('\n') + '\n');
+    const verdicts = [];
+    for (const threads of [0, 1, 1, 2]) {
+      const report = await verifyExport({ file: name, threads });
+      verdicts.push({ chains: brokenAt(report), rows: report.chains[0]!.rows, problems: report.problems.map((p) => p.line) });
+    }
+    assert.deepEqual(verdicts[0], { chains: [{ seq: 2000, reason: 'checksum_mismatch' }], rows: 3000, problems: [2501] });
+    for (const verdict of verdicts) assert.deepEqual(verdict, verdicts[0]);
   });
 
   describe('with signed checkpoints', () => {
@@ -175,7 +191,7 @@ describe('offline verifier', () => {
       assert.equal(bad.code, 1);
       assert.match(bad.out, /first bad seq 3: seq_gap/);
       assert.equal(JSON.parse((await cli('--json', '--file', file(ndjson(rows)))).out).valid, true);
-      for (const argv of [[], ['--file'], ['--nope'], ['--file', path.join(dir, 'missing')], ['--file', file(ndjson(rows)), '--checkpoints', file('[]')],
+      for (const argv of [[], ['--file'], ['--nope'], ['--threads', 'x', '--file', file(ndjson(rows))], ['--file', path.join(dir, 'missing')], ['--file', file(ndjson(rows)), '--checkpoints', file('[]')],
         ['--file', file('id,orgId,seq,timestamp\r\n')], ['--file', file(ndjson(rows)), '--checkpoints', file('[]'), '--public-key', file('not a key')]]) {
         const result = await cli(...argv);
         assert.equal(result.code, 2, `${argv.join(' ')}: ${result.out}`);

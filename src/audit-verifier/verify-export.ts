@@ -2,8 +2,10 @@
 // public key): every row's checksum is recomputed from its canonical payload (API.md §8, through the
 // pure hash-chain module), every prevChecksum link and seq step is checked per chain, and each
 // checkpoint's signature and checksum. Streams the file; per chain it keeps only the rows whose
-// neighbours have not arrived yet (chain-links.ts).
+// neighbours have not arrived yet (chain-links.ts). Parsing and hashing, the bulk of the work, run
+// on this thread and on worker threads (worker-pool.ts); the link checks here, in file order.
 import { stat } from 'node:fs/promises';
+import { setImmediate } from 'node:timers/promises';
 import { ChainLinks, type Break } from './chain-links.js';
 import { checkpointSignatureProblem, loadCheckpoints, loadPublicKey, type Checkpoint, type PublicKey } from './checkpoints.js';
 import { openExport, UsageError, type ExportFormat } from './export-reader.js';
@@ -39,7 +41,9 @@ export interface VerifyReport {
   format: ExportFormat;
   entries: number;
   chains: ChainReport[];
+  /** Malformed entries and envelope problems, in line order (the first 1000). */
   problems: FileProblem[];
+  problemCount: number;
 }
 
 interface ChainState {
@@ -52,9 +56,12 @@ interface ChainState {
   invalid: number;
 }
 
+const MAX_PROBLEMS = 1000;
+
 export class ExportVerifier {
   private readonly chains = new Map<string, ChainState>();
   private readonly problems: FileProblem[] = [];
+  private problemCount = 0;
   private entries = 0;
   /** For a json export in the service's layout: whether its closing line has come. */
   private envelope: 'none' | 'open' | 'closed';
@@ -98,7 +105,8 @@ export class ExportVerifier {
   }
 
   problem(line: number, detail: string): void {
-    this.problems.push({ line, reason: 'malformed_entry', detail });
+    // Kept up to a bound (a file that is not an export at all has a problem on every line); all are counted.
+    if (++this.problemCount <= MAX_PROBLEMS) this.problems.push({ line, reason: 'malformed_entry', detail });
   }
 
   private closeEnvelope(line: number, tail: string): void {
@@ -157,7 +165,7 @@ export class ExportVerifier {
     }
     chains.sort((a, b) => (a.orgId ?? '').localeCompare(b.orgId ?? ''));
     this.problems.sort((a, b) => a.line - b.line);
-    return { valid: this.problems.length === 0 && chains.every((c) => c.valid), format, entries: this.entries, chains, problems: this.problems };
+    return { valid: this.problemCount === 0 && chains.every((c) => c.valid), format, entries: this.entries, chains, problems: this.problems, problemCount: this.problemCount };
   }
 }
 
@@ -165,11 +173,11 @@ export interface VerifyOptions {
   file: string;
   publicKeyFile?: string;
   checkpointsFile?: string;
-  /** Worker threads for parsing and hashing; 0: this thread. Default: one per core for files of 4 MiB or more. */
+  /** Worker threads for parsing and hashing, besides this one; 0: none. Default: cores - 1, for files of 2 MiB or more. */
   threads?: number;
 }
 
-const PARALLEL_MIN_BYTES = 4 << 20;
+const PARALLEL_MIN_BYTES = 2 << 20;
 
 /** Verifies an export file. Throws UsageError for what is wrong with the request rather than the export. */
 export async function verifyExport(options: VerifyOptions): Promise<VerifyReport> {
@@ -188,32 +196,32 @@ export async function verifyExport(options: VerifyOptions): Promise<VerifyReport
   }
 
   const threads = options.threads ?? ((await stat(options.file)).size >= PARALLEL_MIN_BYTES ? defaultThreads() : 0);
-  let line = 1; // the first line of the next chunk
-  if (threads === 0) {
-    for await (const chunk of source.chunks) {
-      const out: Checked[] = [];
-      line += checkLines(source.format, chunk.toString('utf8'), line, out);
-      for (const item of out) verifier.add(item);
+  const pool = threads > 0 ? workerPool(threads) : null;
+  // Results are taken in file order; chunks no thread is free for are checked right here.
+  const results: Promise<ChunkResult>[] = [];
+  let line = 1; // the first line of the next result
+  const takeOne = async () => {
+    const { lines, rows } = await results.shift()!;
+    for (const item of rows) {
+      item.line += line;
+      verifier.add(item);
     }
-  } else {
-    // Chunks go out to the threads; results are taken in file order, at most two per thread in flight.
-    const pool = workerPool(threads);
-    const inFlight: Promise<ChunkResult>[] = [];
-    const takeOne = async () => {
-      const { lines, rows } = await inFlight.shift()!;
-      for (const item of rows) {
-        item.line += line;
-        verifier.add(item);
-      }
-      line += lines;
-    };
-    for await (const chunk of source.chunks) {
-      const result = pool.check(source.format, chunk);
+    line += lines;
+  };
+  for await (const chunk of source.chunks) {
+    // Let the threads' finished work in (a buffered file read resumes without the event loop).
+    if (pool) await setImmediate();
+    let result = pool?.check(source.format, chunk) ?? null;
+    if (result) {
       result.catch(() => {}); // rejected together with the one awaited first
-      inFlight.push(result);
-      if (inFlight.length >= 2 * pool.size) await takeOne();
+    } else {
+      const rows: Checked[] = [];
+      const lines = checkLines(source.format, chunk, 0, rows);
+      result = Promise.resolve({ lines, rows });
     }
-    while (inFlight.length > 0) await takeOne();
+    results.push(result);
+    while (results.length > 2 * ((pool?.size ?? 0) + 1)) await takeOne();
   }
+  while (results.length > 0) await takeOne();
   return verifier.finish(source.format, line - 1);
 }

@@ -20,6 +20,7 @@ export const ExportQuery = Type.Object({
   orgId: Type.Optional(OrgIdFilter),
   afterSeq: Type.Optional(Type.Integer({
     minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
     description: 'With orgId: only sealed rows of that chain with a larger seq, in seq order (resume a pull from the last seq received)',
   })),
   limit: Type.Optional(Type.Integer({ description: `Rows at most; clamped into 1..${EXPORT_MAX_ROWS}, default ${EXPORT_MAX_ROWS}` })),

@@ -22,6 +22,7 @@ import type { LogEntry } from './schemas.js';
 
 export const EXPORT_MAX_ROWS = 10_000;
 const PAGE = 1000;
+const CHUNK = 32 * 1024;
 
 export type ExportFormat = 'json' | 'ndjson' | 'csv';
 
@@ -192,13 +193,19 @@ export function createAuditExportService(deps: { db: Database; recordAudit: Reco
             const size = Math.min(PAGE, remaining);
             const next = rows.length === requested && size > 0 ? fetchPage(after(rows), size) : null;
             next?.catch(() => {}); // handled when awaited; silences it if the client goes away first
+            // Written in chunks of about CHUNK characters: small strings stay in V8's young
+            // generation, where they die cheaply, instead of piling up as large objects.
             let chunk = '';
             for (const row of rows) {
               chunk += format.entry(logEntry(row), count === 0);
               count++;
               if (row.seq !== null && (chainMode || (params.orgId && row.seq > (nextAfterSeq ?? 0)))) nextAfterSeq = row.seq;
+              if (chunk.length >= CHUNK) {
+                yield chunk;
+                chunk = '';
+              }
             }
-            yield chunk;
+            if (chunk) yield chunk;
             requested = size;
             rows = next ? await next : [];
           }

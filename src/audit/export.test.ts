@@ -214,7 +214,7 @@ for (const backend of backends()) {
     it('answers bad parameters with 400 VALIDATION_FAILED', async () => {
       const now = Date.now();
       for (const query of [
-        'format=xml', 'limit=abc', 'limit=1.5', 'afterSeq=3', `afterSeq=-1&orgId=${orgA.id}`, `afterSeq=x&orgId=${orgA.id}`,
+        'format=xml', 'limit=abc', 'limit=1.5', 'afterSeq=3', `afterSeq=99999999999999999999&orgId=${orgA.id}`, `afterSeq=-1&orgId=${orgA.id}`, `afterSeq=x&orgId=${orgA.id}`,
         'from=yesterday', 'to=2024-13-45', 'orgId=nope', `from=${new Date(now).toISOString()}&to=${new Date(now - 1000).toISOString()}`,
       ]) {
         assertProblem(await exportAs('a', query), 400, 'VALIDATION_FAILED');
@@ -321,7 +321,7 @@ describe('audit export across pages', () => {
     const out = await service.open(caller, { ip: '192.0.2.1', userAgent: 'test' }, { format: 'csv', orgId: big.id });
     assert.equal(transactions, 1, 'the first page is read before the response starts');
     let chunks = 0;
-    for await (const _ of out.body) if (++chunks === 2) break; // the header and the first page; then the client goes away
+    for await (const _ of out.body) if (++chunks === 2) break; // the header and some rows; then the client goes away
     assert.ok(transactions <= 3, `pages read ahead of the client: ${transactions - 1} of 10`);
     let entry: Entry | undefined;
     for (let i = 0; i < 50 && !entry; i++) {
@@ -331,6 +331,6 @@ describe('audit export across pages', () => {
     }
     const details = entry!.details as { count: number; completed: boolean };
     assert.equal(details.completed, false);
-    assert.ok(details.count > 0 && details.count < 10_000 && details.count % 1000 === 0, `count ${details.count}`);
+    assert.ok(details.count > 0 && details.count <= 2000, `rows serialised when the client left: ${details.count}`);
   });
 });
