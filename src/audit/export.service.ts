@@ -15,6 +15,7 @@ import { AppError } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import type { AuditRowWithUser } from './audit.repo.js';
+import { chainsFor } from './audit.service.js';
 import { logEntry } from './entries.js';
 import * as repo from './export.repo.js';
 import { actorOf, type AuditEvent, type RecordAudit } from './recorder.js';
@@ -89,15 +90,7 @@ const FORMATS: Record<ExportFormat, Format> = {
   },
 };
 
-type Chains = { orgIds: readonly string[] | null; platformOnly: boolean };
-
-/** What the caller may read, narrowed by an orgId filter; null when that is nothing (as /logs). */
-function chainsFor(caller: Caller, orgId: string | undefined): Chains | null {
-  if (orgId === 'platform') return caller.scope === 'system' ? { orgIds: null, platformOnly: true } : null;
-  if (orgId) return caller.canAccessOrg(orgId) ? { orgIds: [orgId], platformOnly: false } : null;
-  if (caller.scope === 'system') return { orgIds: null, platformOnly: false };
-  return caller.accessibleOrgIds!.length ? { orgIds: caller.accessibleOrgIds, platformOnly: false } : null;
-}
+type Chains = NonNullable<ReturnType<typeof chainsFor>>;
 
 /**
  * The chain that records a data.export. An export of one organization (named by orgId, or the only
