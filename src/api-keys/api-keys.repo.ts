@@ -138,11 +138,6 @@ export async function revokeKey(tx: Queryable, id: string): Promise<ApiKeyRow> {
   return rows[0]!;
 }
 
-export async function organizationIsLive(tx: Queryable, orgId: string): Promise<boolean> {
-  const { rows } = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [orgId]);
-  return rows.length > 0;
-}
-
 /** Adds counted usage; counts for a hash that is no longer the key's (rotated) are dropped. */
 export async function addUsage(tx: Queryable, usage: { hash: string; count: number; lastUsedAt: Date }[]): Promise<void> {
   await tx.query(

@@ -9,6 +9,7 @@ import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './api-keys.repo.js';
+import { organizationIsLive } from '../db/tenant-lookups.js';
 import { generateKey } from './key-material.js';
 import type { ApiKey, CreateApiKeyBody, UpdateApiKeyBody } from './api-keys.schemas.js';
 
@@ -101,7 +102,7 @@ export function createApiKeysService(deps: {
       const material = generateKey();
       const scopes = [...new Set(body.scopes ?? [])];
       return withTenant(db, caller.tenant, async (tx) => {
-        if (!(await keys.organizationIsLive(tx, body.orgId))) throw caller.scope === 'system' ? notFound('Organization') : denied;
+        if (!(await organizationIsLive(tx, body.orgId))) throw caller.scope === 'system' ? notFound('Organization') : denied;
         const row = await keys.insertKey(tx, {
           orgId: body.orgId,
           name: body.name,

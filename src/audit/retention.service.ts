@@ -17,6 +17,7 @@ import type { AuditCheckpoints } from './checkpoints.js';
 import { callerEvent, changeDetails, type RecordAudit } from './recorder.js';
 import * as audit from './audit.repo.js';
 import * as repo from './retention.repo.js';
+import { organizationIsLive } from '../db/tenant-lookups.js';
 import { RETENTION, withAuditPrivilege } from './privilege.js';
 import { toChainFields } from './sealer.js';
 
@@ -152,8 +153,7 @@ export function createRetentionService(deps: {
     async getPolicy(caller: Caller, orgId: string | undefined): Promise<RetentionPolicyView> {
       const target = policyOrg(caller, orgId);
       return withTenant(db, caller.tenant, async (tx) => {
-        const { rows } = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [target]);
-        if (rows.length === 0) throw notFound('Organization');
+        if (!(await organizationIsLive(tx, target))) throw notFound('Organization');
         return view(await repo.findPolicy(tx, target));
       });
     },
@@ -164,8 +164,7 @@ export function createRetentionService(deps: {
         throw new AppError('EMPTY_UPDATE', 'Nothing to update: send retentionDays or archiveToObjectStore');
       }
       return withTenant(db, caller.tenant, async (tx) => {
-        const { rows } = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [target]);
-        if (rows.length === 0) throw notFound('Organization');
+        if (!(await organizationIsLive(tx, target))) throw notFound('Organization');
         const before = view(await repo.findPolicy(tx, target));
         const after = view(await repo.savePolicy(tx, target, {
           retentionDays: body.retentionDays ?? before.retentionDays,

@@ -11,6 +11,7 @@ import type { AgentDevice } from './agent-auth.js';
 import { hashAgentToken } from './agent-auth.js';
 import * as devices from './devices.repo.js';
 import * as keys from './enrollment-keys.repo.js';
+import { organizationIsLive, siteInOrganization } from '../db/tenant-lookups.js';
 import { hashEnrollmentKey, keyStatus } from './enrollment-keys.service.js';
 import type { EnrollBody, HeartbeatBody } from './enrollment.schemas.js';
 
@@ -45,8 +46,7 @@ async function placeDevice(tx: Transaction, key: keys.EnrollmentKeyRow, siteId: 
     return key.site_id;
   }
   if (siteId !== undefined) {
-    const { rows } = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, key.org_id]);
-    if (rows.length === 0) throw mismatch('siteId');
+    if (!(await siteInOrganization(tx, siteId, key.org_id))) throw mismatch('siteId');
     return siteId;
   }
   const oldest = await tx.query<{ id: string }>(`select id from sites where org_id = $1 order by created_at, id limit 1`, [key.org_id]);
@@ -70,8 +70,7 @@ export function createAgentService(deps: { db: Database; recordAudit: RecordAudi
         if (status === 'expired') throw new AppError('ENROLLMENT_KEY_EXPIRED', 'Enrollment key has expired');
         if (status === 'exhausted') throw new AppError('ENROLLMENT_KEY_EXHAUSTED', 'Enrollment key has been used up');
         if (body.orgId !== undefined && body.orgId !== key.org_id) throw mismatch('orgId');
-        const org = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [key.org_id]);
-        if (org.rows.length === 0) throw invalid;
+        if (!(await organizationIsLive(tx, key.org_id))) throw invalid;
         const siteId = await placeDevice(tx, key, body.siteId);
         await assertDeviceCaps(tx, key.org_id);
         const agentId = randomBytes(32).toString('hex');

@@ -9,6 +9,7 @@ import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import * as devices from './devices.repo.js';
+import { siteInOrganization } from '../db/tenant-lookups.js';
 
 export interface DeviceView {
   id: string;
@@ -97,8 +98,7 @@ export function createDevicesService(deps: { db: Database; recordAudit: RecordAu
         const now = new Date(deps.now());
         const current = await devices.findDevice(tx, id, now, true);
         if (!current) throw notFound('Device');
-        const { rows } = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, current.org_id]);
-        if (rows.length === 0) {
+        if (!(await siteInOrganization(tx, siteId, current.org_id))) {
           throw new AppError('VALIDATION_FAILED', 'siteId must be a site of the device’s organization', { errors: [{ path: 'body.siteId', message: 'not a site of this organization' }] });
         }
         const row = await devices.moveDevice(tx, id, siteId, now);

@@ -11,6 +11,7 @@ import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './enrollment-keys.repo.js';
+import { organizationIsLive, siteInOrganization } from '../db/tenant-lookups.js';
 import type { CreateEnrollmentKeyBody, EnrollmentKey, RotateEnrollmentKeyBody } from './enrollment.schemas.js';
 
 export type EnrollmentKeyView = Static<typeof EnrollmentKey>;
@@ -98,12 +99,10 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
       const expiresAt = futureOrFail(body.expiresAt, now) ?? new Date(now + deps.defaultTtlMinutes * 60_000);
       const material = newKey();
       return withTenant(db, caller.tenant, async (tx) => {
-        const org = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [orgId]);
-        if (org.rows.length === 0) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
+        if (!(await organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         const siteId = body.siteId ?? null;
         if (siteId !== null) {
-          const site = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, orgId]);
-          if (site.rows.length === 0) {
+          if (!(await siteInOrganization(tx, siteId, orgId))) {
             throw new AppError('VALIDATION_FAILED', 'siteId must be a site of the key’s organization', { errors: [{ path: 'body.siteId', message: 'not a site of this organization' }] });
           }
         }

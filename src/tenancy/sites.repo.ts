@@ -31,11 +31,6 @@ export async function locateSite(tx: Queryable, id: string): Promise<{ org_id: s
   return rows[0] ?? null;
 }
 
-export async function organizationIsLive(tx: Queryable, orgId: string): Promise<boolean> {
-  const { rows } = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [orgId]);
-  return rows.length > 0;
-}
-
 export async function findSite(tx: Queryable, id: string): Promise<SiteRow | null> {
   const { rows } = await tx.query<SiteRow>(`select ${COLUMNS} from sites s where s.id = $1`, [id]);
   return rows[0] ?? null;

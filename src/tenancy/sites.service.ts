@@ -9,6 +9,7 @@ import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import { isTimezone } from './partners.service.js';
 import * as sites from './sites.repo.js';
+import { organizationIsLive } from '../db/tenant-lookups.js';
 import type { CreateSiteBody, Site, UpdateSiteBody } from './schemas.js';
 
 export type SiteView = Static<typeof Site>;
@@ -66,7 +67,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
       const { orgId, ...values } = body;
       return withTenant(db, caller.tenant, async (tx) => {
         // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
-        if (!(await sites.organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
+        if (!(await organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         const row = await sites.insertSite(tx, orgId, { ...values, timezone: values.timezone ?? 'UTC' });
         await recordAudit(tx, event(caller, meta, 'site.create', row, { orgId, timezone: row.timezone }));
         return siteView(row);

@@ -1,0 +1,15 @@
+// The tenant hierarchy's two existence checks every module needs (keys, enrollment, devices, sites,
+// retention), run in the caller's transaction so a request keeps to one pooled connection (DESIGN.md §3).
+import type { Queryable } from './database.js';
+
+/** The organization exists and is not soft-deleted (as far as the transaction's scope can see). */
+export async function organizationIsLive(tx: Queryable, orgId: string): Promise<boolean> {
+  const { rows } = await tx.query(`select 1 from organizations where id = $1 and deleted_at is null`, [orgId]);
+  return rows.length > 0;
+}
+
+/** The site exists and belongs to that organization. */
+export async function siteInOrganization(tx: Queryable, siteId: string, orgId: string): Promise<boolean> {
+  const { rows } = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, orgId]);
+  return rows.length > 0;
+}
