@@ -116,9 +116,9 @@ export function containsPattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-function whereClause(query: AuditQuery): { sql: string; params: unknown[] } {
+/** The conditions of the common audit filters, their values appended to `params` (lists, search, export). */
+export function filterConditions(query: AuditQuery, params: unknown[]): string[] {
   const where: string[] = [];
-  const params: unknown[] = [];
   const add = (value: unknown) => `$${params.push(value)}`;
   if (query.platformOnly) where.push('a.org_id is null');
   else if (query.orgIds !== null) where.push(`a.org_id = any(${add(query.orgIds)}::uuid[])`);
@@ -137,6 +137,12 @@ function whereClause(query: AuditQuery): { sql: string; params: unknown[] } {
   }
   if (query.from) where.push(`a.timestamp >= ${add(query.from)}`);
   if (query.to) where.push(`a.timestamp <= ${add(query.to)}`);
+  return where;
+}
+
+function whereClause(query: AuditQuery): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const where = filterConditions(query, params);
   return { sql: where.length ? `where ${where.join(' and ')}` : '', params };
 }
 

@@ -1,23 +1,15 @@
 // SQL for the audit export (API.md §8): one bounded keyset page at a time, so an export of 10,000
 // rows never holds more than a page in memory nor a connection while the client reads.
-// The filters repeat audit.repo.ts's where clause (not exported there), with the same semantics.
+// The filters are audit.repo.ts's, so /logs and export match the same rows.
 import type { Queryable } from '../db/database.js';
-import { containsPattern, PLATFORM_CHAIN_ID, type AuditRowWithUser } from './audit.repo.js';
+import { filterConditions, PLATFORM_CHAIN_ID, type AuditQuery, type AuditRowWithUser } from './audit.repo.js';
 
 const COLUMNS = `a.id, a.org_id, a.seq, a.timestamp, a.actor_type, a.actor_id, a.actor_email, a.action, a.resource_type,
   a.resource_id, a.resource_name, a.details, a.ip_address, a.user_agent, a.result, a.error_message, a.prev_checksum, a.checksum,
   u.name as user_name, u.role as user_role`;
 
-export interface ExportFilter {
-  /** null: every chain the transaction's scope reaches. */
-  orgIds: readonly string[] | null;
-  platformOnly: boolean;
-  user?: string;
-  action?: string;
-  resource?: string;
-  from?: Date;
-  to?: Date;
-}
+/** The common audit filters (export has no free-text `q`). */
+export type ExportFilter = Omit<AuditQuery, 'q'>;
 
 /** Where the previous page stopped: newest-first pages go on below (timestamp, id); chain pages after seq. */
 export type ExportCursor =
@@ -29,21 +21,8 @@ export function chainIdOf(orgId: string | 'platform'): string {
 }
 
 function whereClause(filter: ExportFilter, cursor: ExportCursor, params: unknown[]): string {
-  const where: string[] = [];
+  const where = filterConditions(filter, params);
   const add = (value: unknown) => `$${params.push(value)}`;
-  if (filter.platformOnly) where.push('a.org_id is null');
-  else if (filter.orgIds !== null) where.push(`a.org_id = any(${add(filter.orgIds)}::uuid[])`);
-  if (filter.user) {
-    const p = add(containsPattern(filter.user));
-    where.push(`(lower(a.actor_email) like ${p} escape '\\' or (a.actor_type = 'user' and a.actor_id in (
-      select u2.id from users u2 where lower(u2.name) like ${p} escape '\\')))`);
-  }
-  if (filter.action) where.push(`lower(a.action) like ${add(containsPattern(filter.action))} escape '\\'`);
-  if (filter.resource) {
-    where.push(`lower(coalesce(a.resource_type, '') || E'\\n' || coalesce(a.resource_name, '')) like ${add(containsPattern(filter.resource))} escape '\\'`);
-  }
-  if (filter.from) where.push(`a.timestamp >= ${add(filter.from)}`);
-  if (filter.to) where.push(`a.timestamp <= ${add(filter.to)}`);
   if (cursor.mode === 'chain') {
     // Sealed rows only (seq > n excludes the pending ones), through UNIQUE (chain_id, seq).
     where.push(`a.chain_id = ${add(cursor.chainId)}::uuid and a.seq > ${add(cursor.afterSeq)}`);
