@@ -7,6 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { futureExpiry } from '../http/validation.js';
 import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './api-keys.repo.js';
 import { organizationIsLive } from '../db/tenant-lookups.js';
@@ -95,10 +96,7 @@ export function createApiKeysService(deps: {
       assertKeyManager(caller);
       const denied = new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
       if (!caller.canAccessOrg(body.orgId)) throw denied;
-      const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
-      if (expiresAt && expiresAt.getTime() <= deps.now()) {
-        throw new AppError('VALIDATION_FAILED', 'expiresAt must be in the future', { errors: [{ path: 'body.expiresAt', message: 'must be a future date-time' }] });
-      }
+      const expiresAt = futureExpiry(body.expiresAt ?? undefined, deps.now()) ?? null;
       const material = generateKey();
       const scopes = [...new Set(body.scopes ?? [])];
       return withTenant(db, caller.tenant, async (tx) => {

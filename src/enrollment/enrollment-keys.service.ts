@@ -9,6 +9,7 @@ import { AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/client-ip.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import { futureExpiry } from '../http/validation.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './enrollment-keys.repo.js';
 import { organizationIsLive, siteInOrganization } from '../db/tenant-lookups.js';
@@ -27,15 +28,6 @@ export function keyStatus(row: keys.EnrollmentKeyRow, now: number): EnrollmentKe
 }
 
 const orgDenied = () => new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
-
-function futureOrFail(value: string | undefined, now: number): Date | undefined {
-  if (value === undefined) return undefined;
-  const at = new Date(value);
-  if (at.getTime() <= now) {
-    throw new AppError('VALIDATION_FAILED', 'expiresAt must be in the future', { errors: [{ path: 'body.expiresAt', message: 'must be a future date-time' }] });
-  }
-  return at;
-}
 
 export function createEnrollmentKeysService(deps: { db: Database; recordAudit: RecordAudit; pepper: string; defaultTtlMinutes: number; now: () => number }) {
   const { db, recordAudit } = deps;
@@ -96,7 +88,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     async create(caller: Caller, body: Static<typeof CreateEnrollmentKeyBody>, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {
       const orgId = targetOrg(caller, body.orgId);
       const now = deps.now();
-      const expiresAt = futureOrFail(body.expiresAt, now) ?? new Date(now + deps.defaultTtlMinutes * 60_000);
+      const expiresAt = futureExpiry(body.expiresAt, now) ?? new Date(now + deps.defaultTtlMinutes * 60_000);
       const material = newKey();
       return withTenant(db, caller.tenant, async (tx) => {
         if (!(await organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
@@ -113,7 +105,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     },
 
     async rotate(caller: Caller, id: string, body: Static<typeof RotateEnrollmentKeyBody> | undefined, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {
-      const expiresAt = futureOrFail(body?.expiresAt, deps.now());
+      const expiresAt = futureExpiry(body?.expiresAt, deps.now());
       const material = newKey();
       return withTenant(db, caller.tenant, async (tx) => {
         const current = await reachableKey(tx, caller, id, true);

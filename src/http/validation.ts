@@ -5,7 +5,7 @@ import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import type { FieldError } from '../errors.js';
+import { AppError, type FieldError } from '../errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -44,4 +44,14 @@ export function describeValidationErrors(errors: ErrorObject[], context: string 
     }
     return { path: [part, ...segments].join('.'), message };
   });
+}
+
+/** A body's `expiresAt` (already a valid date-time): undefined when absent, else a future Date or 400. */
+export function futureExpiry(value: string | undefined, now: number): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  if (at.getTime() <= now) {
+    throw new AppError('VALIDATION_FAILED', 'expiresAt must be in the future', { errors: [{ path: 'body.expiresAt', message: 'must be a future date-time' }] });
+  }
+  return at;
 }
