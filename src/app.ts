@@ -9,7 +9,8 @@ import type { Config } from './config.js';
 import { openDatabase, pgliteDirFor, type Database } from './db/database.js';
 import { AppError } from './errors.js';
 import { installAuth } from './http/auth.js';
-import { installErrorHandling, sendProblem } from './http/error-handler.js';
+import { installErrorHandling, sendProblem, type NotFoundFallback } from './http/error-handler.js';
+import { DEFAULT_CONSOLE_DIR, installConsole } from './http/console.js';
 import { installOpenApi } from './http/openapi.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { createLocalBus, createRedisBus, type InvalidationBus } from './coordination/invalidation-bus.js';
@@ -86,6 +87,8 @@ export interface AppOptions {
   onBootstrap?: (result: BootstrapResult) => void;
   /** Where log lines go (default stdout); tests read them to prove secrets stay out. */
   logStream?: NodeJS.WritableStream;
+  /** The built web console (default web/dist). */
+  consoleDir?: string;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -144,7 +147,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
-  installErrorHandling(app);
+  let consoleFallback: NotFoundFallback | null = null;
+  installErrorHandling(app, () => consoleFallback);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -173,6 +177,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await installOpenApi(app);
+  consoleFallback = await installConsole(app, options.consoleDir ?? DEFAULT_CONSOLE_DIR);
 
   const db = options.db ?? (await openDatabase({
     url: config.databaseUrl,

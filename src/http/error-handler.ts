@@ -78,7 +78,10 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
     .send(toProblem(error, request.id));
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+/** Answers a request no route matched before the 404 (the web console's browser-side routes). */
+export type NotFoundFallback = (request: FastifyRequest, reply: FastifyReply) => FastifyReply | null;
+
+export function installErrorHandling(app: FastifyInstance, notFoundFallback: () => NotFoundFallback | null = () => null): void {
   app.addSchema(ProblemSchema);
 
   app.setErrorHandler((err, request, reply) => {
@@ -93,6 +96,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) =>
+    notFoundFallback()?.(request, reply) ??
     sendProblem(reply, request, new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`)),
   );
 }

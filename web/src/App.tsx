@@ -1,0 +1,88 @@
+// The console's routes and frame. Pages behind the sign-in gate see a signed-in user; every page of
+// a section is in pages/<section>/.
+import { NavLink, Navigate, Route, Routes, useLocation } from 'react-router';
+import { useCan, useSession, useUser } from './session/session';
+import { SignInPage } from './pages/SignInPage';
+import { MfaSetupPage } from './pages/MfaSetupPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { OverviewPage } from './pages/OverviewPage';
+import { OrganizationPage, OrganizationsPage, PartnerPage, PartnersPage, SitePage, SitesPage } from './pages/tenancy';
+import { DevicePage, DevicesPage } from './pages/devices';
+import { ApiKeysPage, EnrollmentKeysPage } from './pages/keys';
+import { AuditEntryPage, AuditPage } from './pages/audit';
+import { Spinner } from './ui/states';
+
+export function App() {
+  const { state } = useSession();
+  const location = useLocation();
+  if (state.status === 'loading') return <main id="main" className="page"><Spinner label="Restoring your session…" /></main>;
+  if (state.status === 'signed-out') {
+    if (location.pathname !== '/sign-in') return <Navigate to="/sign-in" replace state={{ from: location.pathname + location.search }} />;
+    return <SignInPage notice={state.notice} />;
+  }
+  return <SignedIn />;
+}
+
+function SignedIn() {
+  const location = useLocation();
+  if (location.pathname === '/sign-in') {
+    const from = (location.state as { from?: string } | null)?.from;
+    return <Navigate to={from && from !== '/sign-in' ? from : '/'} replace />;
+  }
+  return (
+    <Frame>
+      <Routes>
+        <Route path="/" element={<OverviewPage />} />
+        <Route path="/account/mfa" element={<MfaSetupPage />} />
+        <Route path="/partners" element={<PartnersPage />} />
+        <Route path="/partners/:partnerId" element={<PartnerPage />} />
+        <Route path="/organizations" element={<OrganizationsPage />} />
+        <Route path="/organizations/:orgId" element={<OrganizationPage />} />
+        <Route path="/sites" element={<SitesPage />} />
+        <Route path="/sites/:siteId" element={<SitePage />} />
+        <Route path="/devices" element={<DevicesPage />} />
+        <Route path="/devices/:deviceId/*" element={<DevicePage />} />
+        <Route path="/api-keys" element={<ApiKeysPage />} />
+        <Route path="/enrollment-keys" element={<EnrollmentKeysPage />} />
+        <Route path="/audit" element={<AuditPage />} />
+        <Route path="/audit/:entryId" element={<AuditEntryPage />} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Routes>
+    </Frame>
+  );
+}
+
+function Frame({ children }: { children: React.ReactNode }) {
+  const user = useUser();
+  const can = useCan();
+  const { signOut } = useSession();
+  return (
+    <div className="frame">
+      <a className="skip-link" href="#main">Skip to content</a>
+      <header className="top">
+        <span className="brand">Device Management</span>
+        <nav aria-label="Sections">
+          <NavLink to="/" end>Overview</NavLink>
+          {user.scope === 'system' && <NavLink to="/partners">Partners</NavLink>}
+          {can('organizations:read') && <NavLink to="/organizations">Organizations</NavLink>}
+          {can('organizations:read') && <NavLink to="/sites">Sites</NavLink>}
+          {can('devices:read') && <NavLink to="/devices">Devices</NavLink>}
+          {can('organizations:read') && <NavLink to="/api-keys">API keys</NavLink>}
+          {can('organizations:read') && <NavLink to="/enrollment-keys">Enrollment keys</NavLink>}
+          {can('audit:read') && <NavLink to="/audit">Audit log</NavLink>}
+        </nav>
+        <div className="who">
+          <NavLink to="/account/mfa" title="Multi-factor authentication">{user.name} · {user.role} ({user.scope})</NavLink>
+          <button type="button" onClick={() => void signOut()}>Sign out</button>
+        </div>
+      </header>
+      {!user.mfaEnabled && (
+        <p className="banner" role="note">Multi-factor authentication is off: actions that change keys and settings need it. <NavLink to="/account/mfa">Set it up</NavLink></p>
+      )}
+      {user.mfaEnabled && !user.mfaVerified && (
+        <p className="banner" role="note">This session was opened without a code: actions that need MFA are refused. Sign out and in again to use them.</p>
+      )}
+      {children}
+    </div>
+  );
+}

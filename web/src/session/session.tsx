@@ -1,0 +1,92 @@
+// The signed-in user, as React state: sign-in (with the MFA step), renewal, sign-out and expiry.
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { api, call } from '../api/client';
+import type { Me, MfaChallenge, Permission, Tokens } from '../api/types';
+import { renewTokens, storeTokens, storedRefreshToken, watchRenewals } from './token-store';
+
+export type SessionState =
+  | { status: 'loading' }
+  | { status: 'signed-out'; notice: string | null }
+  | { status: 'signed-in'; user: Me };
+
+export interface Session {
+  state: SessionState;
+  /** Tokens on success, or the MFA challenge to answer with verifyMfa. */
+  signIn(email: string, password: string): Promise<MfaChallenge | null>;
+  verifyMfa(mfaToken: string, code: string): Promise<void>;
+  /** Ends the session on the server and here; `notice` is shown on the sign-in page. */
+  signOut(notice?: string): Promise<void>;
+  /** Reloads the user after a change to it (MFA enabled). */
+  reloadUser(): Promise<void>;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [state, setState] = useState<SessionState>({ status: 'loading' });
+
+  const adopt = useCallback((tokens: Tokens) => {
+    storeTokens(tokens);
+    setState({ status: 'signed-in', user: tokens.user });
+  }, []);
+
+  useEffect(() => {
+    watchRenewals((tokens) => {
+      if (tokens) setState({ status: 'signed-in', user: tokens.user });
+      else setState({ status: 'signed-out', notice: 'Your session has expired. Sign in again to continue.' });
+    });
+    if (!storedRefreshToken()) {
+      setState({ status: 'signed-out', notice: null });
+      return;
+    }
+    // A reload: the access token was in memory only, so renew it from this tab's refresh token.
+    void renewTokens().then((result) => {
+      if (result === 'unreachable') setState({ status: 'signed-out', notice: 'Cannot reach the server to restore your session. Check your connection and sign in again.' });
+    });
+  }, []);
+
+  const session = useMemo<Session>(() => ({
+    state,
+    async signIn(email, password) {
+      const body = await call(api.POST('/api/v1/auth/login', { body: { email, password } }));
+      if ('mfaRequired' in body) return body;
+      adopt(body);
+      return null;
+    },
+    async verifyMfa(mfaToken, code) {
+      adopt(await call(api.POST('/api/v1/auth/mfa/verify', { body: { mfaToken, code } })));
+    },
+    async signOut(notice = 'You have signed out.') {
+      const refreshToken = storedRefreshToken();
+      // Revoke the session on the server; sign out locally even if that request fails.
+      if (refreshToken) await api.POST('/api/v1/auth/logout', { body: { refreshToken } }).catch(() => undefined);
+      storeTokens(null);
+      setState({ status: 'signed-out', notice });
+    },
+    async reloadUser() {
+      const user = await call(api.GET('/api/v1/auth/me'));
+      setState({ status: 'signed-in', user });
+    },
+  }), [state, adopt]);
+
+  return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside SessionProvider');
+  return session;
+}
+
+/** The signed-in user; only for pages behind the sign-in gate. */
+export function useUser(): Me {
+  const { state } = useSession();
+  if (state.status !== 'signed-in') throw new Error('useUser without a signed-in user');
+  return state.user;
+}
+
+/** What the signed-in user may do, as the API decides it (API.md §3 roles → permissions). */
+export function useCan(): (permission: Permission) => boolean {
+  const user = useUser();
+  return useCallback((permission: Permission) => user.permissions.includes(permission), [user]);
+}
