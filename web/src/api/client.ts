@@ -20,7 +20,7 @@ export class ApiError extends Error {
 
   /** The message for a field named like the request body property (`name`, `scopes`…), if the server named it. */
   forField(field: string): string | undefined {
-    return this.fieldErrors.find((e) => e.path === `/body/${field}` || e.path === `/${field}` || e.path === field)?.message;
+    return this.fieldErrors.find((e) => [`body.${field}`, `/body/${field}`, `/${field}`, field].includes(e.path))?.message;
   }
 }
 

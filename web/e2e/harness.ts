@@ -1,0 +1,114 @@
+// End-to-end support: the service started as the README starts it (embedded database, its own
+// DATA_DIR and port), Debian's Chromium driven by playwright-core, the reference agent as a process,
+// and a screenshot per step under test-results/console/.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { freePort } from '../../test/support/free-port.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const SCREENSHOTS = path.join(ROOT, 'test-results', 'console');
+export const ADMIN = { email: 'admin@console-e2e.test', password: 'correct horse battery staple' };
+
+/** Why the browser tests cannot run here, or null. CI must run them (.ci/run installs Chromium). */
+export function cannotRun(): string | null {
+  if (!existsSync(path.join(ROOT, 'web', 'dist', 'index.html'))) return 'the console is not built (npm run build:web)';
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
+  return null;
+}
+
+function tsxProcess(script: string, args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface Service { url: string; dataDir: string; output(): string; stop(): Promise<void> }
+
+/** `npm start` in essence: src/main.ts on PGlite in a fresh DATA_DIR. */
+export async function startService(): Promise<Service> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dms-e2e-'));
+  const child = tsxProcess('src/main.ts', [], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+    LOG_LEVEL: 'warn',
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited: ${output}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`the service did not become ready: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    url,
+    dataDir,
+    output: () => output,
+    async stop() {
+      await stop(child);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Agent { output(): string; stop(): Promise<void> }
+
+/** The reference agent, exactly as the console's enrollment-key screen tells users to run it. */
+export function startAgent(serverUrl: string, enrollmentKey: string): Agent {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'dms-e2e-agent-'));
+  const child = tsxProcess('src/agent/main.ts', ['--server', serverUrl, '--enrollment-key', enrollmentKey, '--state', path.join(stateDir, 'agent.json')], {});
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
+  return {
+    output: () => output,
+    async stop() {
+      await stop(child);
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // This machine's network is closed: without these Chromium keeps trying Google's hosts.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Saves test-results/console/NN-name.png; the README shows some of them. */
+export function screenshots(page: Page): (name: string) => Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  let step = 0;
+  return async (name) => {
+    step += 1;
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
+  };
+}
