@@ -1,5 +1,5 @@
 // `npm test`: creates a fresh PostgreSQL database with a random name, migrates it, runs every
-// *.test.ts under src/ and test/ with node's test runner, and drops the database afterwards.
+// *.test.ts under src/, test/ and web/e2e/ (the console in a real browser) with node's test runner, and drops the database afterwards.
 // Set TEST_ADMIN_DATABASE_URL to point at another server (default: local postgres, trust auth).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,7 +20,7 @@ function testFiles(dir: string): string[] {
 }
 
 const filter = process.argv.slice(2);
-const files = [...testFiles(path.join(root, 'src')), ...testFiles(path.join(root, 'test'))]
+const files = [...testFiles(path.join(root, 'src')), ...testFiles(path.join(root, 'test')), ...testFiles(path.join(root, 'web', 'e2e'))]
   .filter((f) => filter.length === 0 || filter.some((part) => f.includes(part)))
   .sort();
 

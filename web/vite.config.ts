@@ -9,5 +9,6 @@ export default defineConfig({
   root: import.meta.dirname,
   plugins: [react()],
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 600 },
-  server: { proxy: { '/api': service, '/openapi.json': service } },
+  // '/api/', not '/api': the console's own /api-keys route must stay with the console.
+  server: { proxy: { '/api/': service, '/openapi.json': service } },
 });

@@ -9,8 +9,8 @@ import type { NotFoundFallback } from './error-handler.js';
 
 export const DEFAULT_CONSOLE_DIR = path.resolve(import.meta.dirname, '../../web/dist');
 
-/** Paths the console never shadows: the API, its documents and the probes. */
-const SERVICE_PREFIXES = ['/api/', '/docs', '/openapi.json', '/healthz', '/readyz'];
+/** Paths the console's page never answers: the API, its documents, the probes, and missing assets. */
+const NOT_CONSOLE_PAGES = ['/api/', '/docs', '/openapi.json', '/healthz', '/readyz', '/assets/'];
 
 const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Console not built</title></head>
 <body><h1>The web console is not built</h1><p>Run <code>npm run build:web</code> (it runs on <code>npm install</code>) and restart.
@@ -46,7 +46,7 @@ export async function installConsole(app: FastifyInstance, dir: string): Promise
   return (request, reply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return null;
     const pathname = request.url.split('?')[0]!;
-    if (SERVICE_PREFIXES.some((prefix) => pathname === prefix.replace(/\/$/, '') || pathname.startsWith(prefix))) return null;
+    if (NOT_CONSOLE_PAGES.some((prefix) => pathname === prefix.replace(/\/$/, '') || pathname.startsWith(prefix))) return null;
     if (pathname !== '/' && !(request.headers.accept ?? '').includes('text/html')) return null;
     return reply.status(200).type('text/html; charset=utf-8').headers(PAGE_HEADERS).send(page);
   };

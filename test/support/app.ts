@@ -63,12 +63,18 @@ export async function openTestDatabase(backend: Backend = process.env.TEST_DATAB
 }
 
 export async function testApp(
-  options: { backend?: Backend; env?: Record<string, string>; db?: Database; logStream?: NodeJS.WritableStream } = {},
+  options: { backend?: Backend; env?: Record<string, string>; db?: Database; logStream?: NodeJS.WritableStream; consoleDir?: string } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await openTestDatabase(options.backend));
   const config = testConfig(options.env);
   const clock = testClock();
-  const app = await buildApp({ config, db, now: clock.now, ...(options.logStream ? { logStream: options.logStream } : {}) });
+  const app = await buildApp({
+    config,
+    db,
+    now: clock.now,
+    ...(options.logStream ? { logStream: options.logStream } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+  });
   await app.ready();
   return {
     app,

@@ -17,7 +17,9 @@ export function App() {
   const location = useLocation();
   if (state.status === 'loading') return <main id="main" className="page"><Spinner label="Restoring your session…" /></main>;
   if (state.status === 'signed-out') {
-    if (location.pathname !== '/sign-in') return <Navigate to="/sign-in" replace state={{ from: location.pathname + location.search }} />;
+    if (location.pathname !== '/sign-in') {
+      return <Navigate to="/sign-in" replace state={state.keepPlace ? { from: location.pathname + location.search } : null} />;
+    }
     return <SignInPage notice={state.notice} />;
   }
   return <SignedIn />;
@@ -25,9 +27,12 @@ export function App() {
 
 function SignedIn() {
   const location = useLocation();
+  const user = useUser();
   if (location.pathname === '/sign-in') {
+    // Just signed in: first the MFA enrolment when MFA is off, else the page that was asked for.
     const from = (location.state as { from?: string } | null)?.from;
-    return <Navigate to={from && from !== '/sign-in' ? from : '/'} replace />;
+    const target = !user.mfaEnabled ? '/account/mfa' : from && from !== '/sign-in' ? from : '/';
+    return <Navigate to={target} replace />;
   }
   return (
     <Frame>

@@ -1,6 +1,5 @@
 // Sign-in: e-mail and password, then the TOTP code when the user has MFA enabled.
 import { useState, type FormEvent } from 'react';
-import { useLocation, useNavigate } from 'react-router';
 import { ApiError } from '../api/client';
 import { useSession } from '../session/session';
 import { Field } from '../ui/forms';
@@ -9,25 +8,18 @@ import { useAction } from '../ui/use-load';
 
 export function SignInPage({ notice }: { notice: string | null }) {
   const session = useSession();
-  const navigate = useNavigate();
-  const location = useLocation();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [mfaToken, setMfaToken] = useState<string | null>(null);
   const [code, setCode] = useState('');
   const [localError, setLocalError] = useState<string | null>(null);
-  const next = (location.state as { from?: string } | null)?.from ?? location.pathname;
-  const done = () => navigate(next === '/sign-in' ? '/' : next, { replace: true });
 
   const signIn = useAction(async () => {
-    const challenge = await session.signIn(email.trim(), password);
-    if (challenge) setMfaToken(challenge.mfaToken);
-    else done();
+    // Signed in: the app leaves this page for the page asked for (or the MFA enrolment).
+    const outcome = await session.signIn(email.trim(), password);
+    if ('mfaToken' in outcome) setMfaToken(outcome.mfaToken);
   });
-  const verify = useAction(async () => {
-    await session.verifyMfa(mfaToken!, code.trim());
-    done();
-  });
+  const verify = useAction(() => session.verifyMfa(mfaToken!, code.trim()));
 
   const submitPassword = (e: FormEvent) => {
     e.preventDefault();

@@ -6,13 +6,14 @@ import { renewTokens, storeTokens, storedRefreshToken, watchRenewals } from './t
 
 export type SessionState =
   | { status: 'loading' }
-  | { status: 'signed-out'; notice: string | null }
+  /** `keepPlace`: after signing in, return to the page the user was on (expiry, deep link), not after a sign-out. */
+  | { status: 'signed-out'; notice: string | null; keepPlace: boolean }
   | { status: 'signed-in'; user: Me };
 
 export interface Session {
   state: SessionState;
-  /** Tokens on success, or the MFA challenge to answer with verifyMfa. */
-  signIn(email: string, password: string): Promise<MfaChallenge | null>;
+  /** The signed-in user, or the MFA challenge to answer with verifyMfa. */
+  signIn(email: string, password: string): Promise<MfaChallenge | { user: Me }>;
   verifyMfa(mfaToken: string, code: string): Promise<void>;
   /** Ends the session on the server and here; `notice` is shown on the sign-in page. */
   signOut(notice?: string): Promise<void>;
@@ -33,15 +34,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     watchRenewals((tokens) => {
       if (tokens) setState({ status: 'signed-in', user: tokens.user });
-      else setState({ status: 'signed-out', notice: 'Your session has expired. Sign in again to continue.' });
+      else setState({ status: 'signed-out', notice: 'Your session has expired. Sign in again to continue.', keepPlace: true });
     });
     if (!storedRefreshToken()) {
-      setState({ status: 'signed-out', notice: null });
+      setState({ status: 'signed-out', notice: null, keepPlace: true });
       return;
     }
     // A reload: the access token was in memory only, so renew it from this tab's refresh token.
     void renewTokens().then((result) => {
-      if (result === 'unreachable') setState({ status: 'signed-out', notice: 'Cannot reach the server to restore your session. Check your connection and sign in again.' });
+      if (result === 'unreachable') setState({ status: 'signed-out', notice: 'Cannot reach the server to restore your session. Check your connection and sign in again.', keepPlace: true });
     });
   }, []);
 
@@ -51,7 +52,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       const body = await call(api.POST('/api/v1/auth/login', { body: { email, password } }));
       if ('mfaRequired' in body) return body;
       adopt(body);
-      return null;
+      return { user: body.user };
     },
     async verifyMfa(mfaToken, code) {
       adopt(await call(api.POST('/api/v1/auth/mfa/verify', { body: { mfaToken, code } })));
@@ -61,7 +62,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       // Revoke the session on the server; sign out locally even if that request fails.
       if (refreshToken) await api.POST('/api/v1/auth/logout', { body: { refreshToken } }).catch(() => undefined);
       storeTokens(null);
-      setState({ status: 'signed-out', notice });
+      setState({ status: 'signed-out', notice, keepPlace: false });
     },
     async reloadUser() {
       const user = await call(api.GET('/api/v1/auth/me'));
