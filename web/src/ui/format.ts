@@ -9,3 +9,13 @@ export function formatDateTime(value: string | null | undefined): string {
 export function localInputToIso(value: string): string {
   return value ? new Date(value).toISOString() : '';
 }
+
+/** ISO 8601 → the local-time value a `datetime-local` input shows ('' for none or a bad value). */
+export function isoToLocalInput(iso: string): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const base = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  return date.getSeconds() || date.getMilliseconds() ? `${base}:${pad(date.getSeconds())}` : base;
+}

@@ -1,3 +1,6 @@
-// Placeholder until the section is built.
-export function AuditPage() { return <main id="main" className="page"><h1>AuditPage</h1></main>; }
-export function AuditEntryPage() { return <main id="main" className="page"><h1>AuditEntryPage</h1></main>; }
+// The audit section: the log with search, filters, chain integrity and export (/audit), and one
+// entry (/audit/:entryId).
+import './audit.css';
+
+export { AuditPage } from './AuditPage';
+export { AuditEntryPage } from './AuditEntryPage';

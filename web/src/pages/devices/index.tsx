@@ -1,3 +1,5 @@
-// Placeholder until the section is built.
-export function DevicesPage() { return <main id="main" className="page"><h1>DevicesPage</h1></main>; }
-export function DevicePage() { return <main id="main" className="page"><h1>DevicePage</h1></main>; }
+// The devices section: the device list (/devices) and one device with its tabs (/devices/:deviceId/*).
+import './devices.css';
+
+export { DevicesPage } from './DevicesPage';
+export { DevicePage } from './DevicePage';

@@ -1,3 +1,3 @@
-// Placeholder until the section is built.
-export function ApiKeysPage() { return <main id="main" className="page"><h1>ApiKeysPage</h1></main>; }
-export function EnrollmentKeysPage() { return <main id="main" className="page"><h1>EnrollmentKeysPage</h1></main>; }
+// The KEYS section: API keys (/api-keys) and enrollment keys (/enrollment-keys).
+export { ApiKeysPage } from './ApiKeysPage';
+export { EnrollmentKeysPage } from './EnrollmentKeysPage';

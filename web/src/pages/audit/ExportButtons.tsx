@@ -1,0 +1,54 @@
+// Export of the entries the current filters select (GET /audit-logs/export), for audit:export holders.
+import { useState } from 'react';
+import { download } from '../../api/client';
+import { ErrorMessage } from '../../ui/states';
+import { useAction } from '../../ui/use-load';
+import type { Filters } from './query';
+
+type Format = 'csv' | 'ndjson';
+
+export function ExportButtons({ filters, orgLabel, searching }: {
+  filters: Filters;
+  /** What the export covers, for partner and system callers; null for an organization caller. */
+  orgLabel: string | null;
+  searching: boolean;
+}) {
+  const [done, setDone] = useState<string | null>(null);
+  const [running, setRunning] = useState<Format | null>(null);
+  const exporter = useAction(async (format: Format) => {
+    setDone(null);
+    setRunning(format);
+    try {
+      const filename = exportFilename(format, filters.orgId);
+      await download('/api/v1/audit-logs/export', { format, ...filters } as Record<string, string>, filename);
+      setDone(`Downloaded ${filename}.`);
+    } finally {
+      setRunning(null);
+    }
+  });
+
+  return (
+    <section className="panel audit-export" aria-labelledby="audit-export-title">
+      <h2 id="audit-export-title">Export</h2>
+      <p className="hint">
+        Up to 10,000 entries{orgLabel ? ` of ${orgLabel}` : ''} that match the filters above, newest first.
+        {searching && ' The search text is not applied to exports: only the filters are.'}
+      </p>
+      <div className="actions">
+        <button type="button" disabled={exporter.pending} onClick={() => void exporter.run('csv')}>
+          {running === 'csv' ? 'Exporting CSV…' : 'Export CSV'}
+        </button>
+        <button type="button" disabled={exporter.pending} onClick={() => void exporter.run('ndjson')}>
+          {running === 'ndjson' ? 'Exporting NDJSON…' : 'Export NDJSON'}
+        </button>
+        <span className="hint" role="status">{done}</span>
+      </div>
+      <ErrorMessage error={exporter.error} />
+    </section>
+  );
+}
+
+function exportFilename(format: Format, orgId: string | undefined): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return `audit-${orgId ? `${orgId}-` : ''}${stamp}.${format}`;
+}

@@ -1,0 +1,92 @@
+// One site: details, edit and delete (permanent). Its organization is read for its name and status.
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { api, call } from '../../api/client';
+import { useCan, useUser } from '../../session/session';
+import { ConfirmButton } from '../../ui/confirm';
+import { formatDateTime } from '../../ui/format';
+import { ErrorMessage, Loadable } from '../../ui/states';
+import { useAction, useLoad } from '../../ui/use-load';
+import { NotAvailable, RouteNotice, type Site } from './common';
+import { loadOrganization } from './OrganizationPage';
+import { SiteForm, addressText } from './site-form';
+
+export function SitePage() {
+  const can = useCan();
+  const { siteId = '' } = useParams();
+  if (!can('organizations:read')) {
+    return <NotAvailable title="Site">Sites are not available for your account: it lacks the organizations:read permission.</NotAvailable>;
+  }
+  return <SiteDetails key={siteId} siteId={siteId} canWrite={can('organizations:write')} />;
+}
+
+function SiteDetails({ siteId, canWrite }: { siteId: string; canWrite: boolean }) {
+  const user = useUser();
+  const navigate = useNavigate();
+  const loaded = useLoad(() => call(api.GET('/api/v1/orgs/sites/{id}', { params: { path: { id: siteId } } })), [siteId]);
+  const orgId = loaded.data?.orgId;
+  const org = useLoad(async () => (orgId ? loadOrganization(user.scope, orgId).catch(() => null) : null), [orgId, user.scope]);
+  const [editing, setEditing] = useState(false);
+  const [saved, setSaved] = useState<string | null>(null);
+  const remove = useAction(async (site: Site) => {
+    await call(api.DELETE('/api/v1/orgs/sites/{id}', { params: { path: { id: site.id } } }));
+    navigate(`/organizations/${site.orgId}`, { state: { notice: `Site ${site.name} deleted.` } });
+  });
+
+  return (
+    <main id="main" className="page">
+      <p><Link to="/sites">← Sites</Link></p>
+      {loaded.error && <h1>Site</h1>}
+      <Loadable state={loaded}>
+        {(site) => (
+          <>
+            <div className="tenancy-header">
+              <h1>{site.name}</h1>
+              {canWrite && !editing && (
+                <div className="actions">
+                  <button type="button" onClick={() => { setEditing(true); setSaved(null); }}>Edit site</button>
+                  <ConfirmButton
+                    label="Delete site"
+                    question={<>Delete the site <strong>{site.name}</strong> permanently? This cannot be undone.</>}
+                    onConfirm={() => remove.run(site)}
+                    disabled={remove.pending}
+                  />
+                </div>
+              )}
+            </div>
+            <RouteNotice />
+            {org.data?.status === 'suspended' && (
+              <p className="warning" role="note">
+                The organization {org.data.name} is suspended: its users can read this site but cannot change it.
+              </p>
+            )}
+            {saved && <p className="notice" role="status">{saved}</p>}
+            <ErrorMessage error={remove.error} />
+            {editing ? (
+              <SiteForm
+                site={site}
+                onCancel={() => setEditing(false)}
+                onDone={(updated) => { setEditing(false); setSaved(`Site ${updated.name} saved.`); loaded.reload(); }}
+              />
+            ) : (
+              <section className="panel" aria-label="Site details">
+                <dl className="props">
+                  <dt>Name</dt><dd>{site.name}</dd>
+                  <dt>Organization</dt><dd><Link to={`/organizations/${site.orgId}`}>{org.data?.name ?? site.orgId}</Link></dd>
+                  <dt>Timezone</dt><dd>{site.timezone}</dd>
+                  <dt>Address</dt><dd>{addressText(site.address)}</dd>
+                  {site.contact && Object.keys(site.contact).length > 0 && (
+                    <><dt>Contact</dt><dd>{addressText(site.contact)}</dd></>
+                  )}
+                  <dt>Created</dt><dd>{formatDateTime(site.createdAt)}</dd>
+                  <dt>Updated</dt><dd>{formatDateTime(site.updatedAt)}</dd>
+                  <dt>ID</dt><dd><code>{site.id}</code></dd>
+                </dl>
+              </section>
+            )}
+          </>
+        )}
+      </Loadable>
+    </main>
+  );
+}

@@ -1,0 +1,81 @@
+// Every site the caller reaches (paginated), with an organization filter; create in a chosen
+// organization.
+import { useState } from 'react';
+import { api, call } from '../../api/client';
+import { useCan } from '../../session/session';
+import { Field } from '../../ui/forms';
+import { Pager } from '../../ui/pager';
+import { Loadable } from '../../ui/states';
+import { useLoad } from '../../ui/use-load';
+import { NotAvailable, PAGE_SIZE, RouteNotice, toPagination, usePageParam, useQueryParam } from './common';
+import { namesById, useAccessibleOrganizations } from './data';
+import { SiteForm } from './site-form';
+import { SiteTable } from './site-list';
+
+export function SitesPage() {
+  const can = useCan();
+  if (!can('organizations:read')) {
+    return <NotAvailable title="Sites">Sites are not available for your account: it lacks the organizations:read permission.</NotAvailable>;
+  }
+  return <SiteList canWrite={can('organizations:write')} />;
+}
+
+function SiteList({ canWrite }: { canWrite: boolean }) {
+  const [page, setPage] = usePageParam();
+  const [orgFilter, setOrgFilter] = useQueryParam('orgId');
+  const [creating, setCreating] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const orgs = useAccessibleOrganizations();
+  const orgNames = namesById(orgs.data);
+  const list = useLoad(
+    () => call(api.GET('/api/v1/orgs/sites', { params: { query: { page, limit: PAGE_SIZE, ...(orgFilter ? { orgId: orgFilter } : {}) } } })),
+    [page, orgFilter],
+  );
+  const changed = (message: string) => {
+    setNotice(message);
+    list.reload();
+  };
+  const sortedOrgs = orgs.data ? [...orgs.data].sort((a, b) => a.name.localeCompare(b.name)) : undefined;
+
+  return (
+    <main id="main" className="page">
+      <div className="tenancy-header">
+        <h1>Sites</h1>
+        {canWrite && !creating && <button type="button" className="primary" onClick={() => { setCreating(true); setNotice(null); }}>New site</button>}
+      </div>
+      <RouteNotice />
+      {notice && <p className="notice" role="status">{notice}</p>}
+      {creating && (
+        <SiteForm
+          key={orgFilter}
+          orgId={orgFilter || undefined}
+          chooseOrg
+          organizations={sortedOrgs}
+          onCancel={() => setCreating(false)}
+          onDone={(site) => { setCreating(false); changed(`Site ${site.name} created.`); }}
+        />
+      )}
+      <div className="filters" role="search" aria-label="Filter sites">
+        <Field label="Show sites of" hint={orgs.error ? `Organizations could not be loaded: ${orgs.error.message}` : undefined}>
+          <select value={orgFilter} onChange={(e) => setOrgFilter(e.target.value)}>
+            <option value="">All organizations</option>
+            {sortedOrgs?.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
+            {orgFilter && orgs.data && !orgNames.has(orgFilter) && <option value={orgFilter}>Organization {orgFilter}</option>}
+          </select>
+        </Field>
+      </div>
+      <Loadable
+        state={list}
+        isEmpty={(body) => body.data.length === 0 && page === 1}
+        empty={orgFilter ? 'This organization has no sites, or it is not one you can reach.' : 'No sites yet.'}
+      >
+        {(body) => (
+          <>
+            <SiteTable sites={body.data} orgNames={orgNames} canWrite={canWrite} onChanged={changed} />
+            <Pager pagination={toPagination(body.pagination)} onPage={setPage} label="Site pages" />
+          </>
+        )}
+      </Loadable>
+    </main>
+  );
+}
