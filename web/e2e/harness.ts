@@ -103,12 +103,25 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Saves test-results/console/NN-name.png; the README shows some of them. */
-export function screenshots(page: Page): (name: string) => Promise<void> {
+/** Saves test-results/console/[prefix-]NN-name.png; the README shows some of them. */
+export function screenshots(page: Page, prefix = ''): (name: string) => Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   let step = 0;
   return async (name) => {
     step += 1;
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
+    const file = `${prefix ? `${prefix}-` : ''}${String(step).padStart(2, '0')}-${name}.png`;
+    await page.screenshot({ path: path.join(SCREENSHOTS, file), fullPage: true });
   };
+}
+
+/** JSON over HTTP to the service, for seeding what a test does not drive through the console. */
+export async function apiCall<T = Record<string, unknown>>(service: Service, method: string, path: string, body?: unknown, token?: string): Promise<T> {
+  const res = await fetch(`${service.url}/api/v1${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+  return (text ? JSON.parse(text) : {}) as T;
 }

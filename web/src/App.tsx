@@ -29,9 +29,10 @@ function SignedIn() {
   const location = useLocation();
   const user = useUser();
   if (location.pathname === '/sign-in') {
-    // Just signed in: first the MFA enrolment when MFA is off, else the page that was asked for.
+    // Just signed in: back to the page that was asked for (a deep link, an expired session), else
+    // the MFA enrolment first when MFA is off.
     const from = (location.state as { from?: string } | null)?.from;
-    const target = !user.mfaEnabled ? '/account/mfa' : from && from !== '/sign-in' ? from : '/';
+    const target = from && from !== '/' && from !== '/sign-in' ? from : !user.mfaEnabled ? '/account/mfa' : '/';
     return <Navigate to={target} replace />;
   }
   return (

@@ -57,3 +57,13 @@ export function useAction<A extends unknown[], T>(action: (...args: A) => Promis
   }, [action]);
   return { run, pending, error, clearError: () => setError(null) };
 }
+
+/** Calls `refresh` every `ms` while the page is visible (lists whose rows change on their own). */
+export function usePolling(refresh: () => void, ms: number): void {
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') refresh();
+    }, ms);
+    return () => clearInterval(timer);
+  }, [refresh, ms]);
+}

@@ -6,12 +6,13 @@ import { formatDateTime } from '../../ui/format';
 import { Field } from '../../ui/forms';
 import { Pager } from '../../ui/pager';
 import { ErrorMessage, Loadable } from '../../ui/states';
-import { useLoad } from '../../ui/use-load';
+import { useLoad, usePolling } from '../../ui/use-load';
 import { loadOrganizations, loadSitesOf, loadSitesOfMany } from '../../api/directory';
 import { DEVICE_STATUSES, InvalidFilters, StatusBadge, counted, oneOf, useUrlQuery, type Device } from './shared';
 import { NoDeviceAccess, osLabel } from './DeviceOverview';
 import { useCan } from '../../session/session';
 
+const STATUS_REFRESH_MS = 10_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function DevicesPage() {
@@ -39,6 +40,8 @@ function DeviceList() {
       params: { query: { page: query.page, orgId: orgId || undefined, siteId: siteId || undefined, status: oneOf(DEVICE_STATUSES, status) } },
     }));
   }, [query.page, orgId, siteId, status]);
+  // Devices come online and drop off on their own: keep the page current without a reload.
+  usePolling(devices.reload, STATUS_REFRESH_MS);
 
   // Site names for the page: with an organization chosen, the filter's own list has them all.
   const pageOrgIds = orgId ? '' : [...new Set(devices.data?.data.map((d) => d.orgId) ?? [])].sort().join();
@@ -49,6 +52,7 @@ function DeviceList() {
   return (
     <main id="main" className="page">
       <h1>Devices</h1>
+      <p className="hint">Status updates every {STATUS_REFRESH_MS / 1000} seconds.</p>
       <form className="filters" role="search" aria-label="Filter devices" onSubmit={(e) => e.preventDefault()}>
         <Field label="Organization">
           <select value={orgId} onChange={(e) => query.update({ orgId: e.target.value, siteId: '' })}>
