@@ -96,3 +96,39 @@ describe('sites', () => {
     assert.ok(!((await call('system')({ method: 'GET', url: '/api/v1/orgs/sites?limit=100' })).json().data as { id: string }[]).some((x) => x.id === site.id));
   });
 });
+
+describe('site list totals', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp();
+  });
+  after(() => t.close());
+
+  it('counts exactly under concurrent creates and deletes, and leaves out deleted organizations', async () => {
+    const partner = await createPartner(t.db);
+    const [orgA, orgB] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)];
+    const partnerUser = as(t.app, await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: partner.id })));
+    const system = as(t.app, await login(t.app, await createUser(t.db, { scope: 'system' })));
+    const totalOf = async (caller: typeof system, query: string) => {
+      const res = await caller({ method: 'GET', url: `/api/v1/orgs/sites?limit=1${query}` });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().pagination.total as number;
+    };
+    const systemBefore = await totalOf(system, '');
+
+    const created = await Promise.all(Array.from({ length: 24 }, (_, i) =>
+      partnerUser({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: i % 3 === 0 ? orgB.id : orgA.id, name: `Site ${i}` } })));
+    assert.deepEqual(created.map((r) => r.statusCode), Array(24).fill(201));
+    const inA = created.filter((r) => r.json().orgId === orgA.id);
+    await Promise.all(inA.slice(0, 5).map((r) => partnerUser({ method: 'DELETE', url: `/api/v1/orgs/sites/${r.json().id}` })));
+
+    assert.equal(await totalOf(partnerUser, `&orgId=${orgA.id}`), 16 - 5);
+    assert.equal(await totalOf(partnerUser, `&orgId=${orgB.id}`), 8);
+    assert.equal(await totalOf(partnerUser, ''), 19);
+    assert.equal(await totalOf(system, ''), systemBefore + 19);
+
+    assert.equal((await system({ method: 'DELETE', url: `/api/v1/orgs/organizations/${orgB.id}` })).statusCode, 200);
+    assert.equal(await totalOf(partnerUser, ''), 11, 'sites of a deleted organization are out of reach');
+    assert.equal(await totalOf(system, ''), systemBefore + 11);
+  });
+});
