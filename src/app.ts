@@ -17,7 +17,7 @@ import { createLocalBus, createRedisBus, type InvalidationBus } from './coordina
 import { createAuthService } from './identity/auth.service.js';
 import { authRoutes } from './identity/auth.routes.js';
 import { ensureBootstrapAdmin, type BootstrapResult } from './identity/bootstrap.js';
-import { createCallerResolver } from './identity/callers.js';
+import { createCallerResolver, IDENTITY_CHANGED } from './identity/callers.js';
 import { createRegistrationService } from './identity/registration.service.js';
 import { createTokenService } from './identity/tokens.js';
 import { createTotpService } from './identity/totp.js';
@@ -39,7 +39,8 @@ import { organizationsRoutes } from './tenancy/organizations.routes.js';
 import { createOrganizationsService } from './tenancy/organizations.service.js';
 import { partnersRoutes } from './tenancy/partners.routes.js';
 import { sitesRoutes } from './tenancy/sites.routes.js';
-import { createSitesService } from './tenancy/sites.service.js';
+import { createSitesService, type SiteView } from './tenancy/sites.service.js';
+import { createSiteListCache } from './tenancy/site-list-cache.js';
 import { createPartnersService } from './tenancy/partners.service.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import { createApiKeysService } from './api-keys/api-keys.service.js';
@@ -250,13 +251,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const audit = createAuditService({ db });
   const partners = createPartnersService({ db, recordAudit, announceChange: callers.announceChange });
   const organizations = createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange });
-  const sites = createSitesService({ db, recordAudit });
+  const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });
+  const sites = createSitesService({ db, recordAudit, listCache: siteLists });
   const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
   const apiKeys = createApiKeysService({ db, recordAudit, keyChanged: apiKeyAuth.keyChanged, now });
   const authenticateAgent = createAgentAuthenticator({ db });
   const devices = createDevicesService({ db, recordAudit, now });
   const enrollmentKeys = createEnrollmentKeysService({ db, recordAudit, pepper: config.enrollmentKeyPepper, defaultTtlMinutes: config.enrollmentKeyDefaultTtlMinutes, now });
-  const agents = createAgentService({ db, recordAudit, pepper: config.enrollmentKeyPepper, now });
+  const agents = createAgentService({ db, recordAudit, pepper: config.enrollmentKeyPepper, now, sitesChanged: siteLists.changed });
   const agentLogs = createAgentLogsService({ db, recordAudit, now });
   const gateway: AgentGateway = createAgentGateway({
     timeoutMs: config.liveQueryTimeoutMs,

@@ -40,7 +40,7 @@ async function assertDeviceCaps(tx: Transaction, orgId: string): Promise<void> {
 }
 
 /** API.md §6: the key's site; else a site given by the agent (of the key's organization); else the oldest; else a new "Default". */
-async function placeDevice(tx: Transaction, key: keys.EnrollmentKeyRow, siteId: string | undefined): Promise<string> {
+async function placeDevice(tx: Transaction, key: keys.EnrollmentKeyRow, siteId: string | undefined, sitesChanged: () => void): Promise<string> {
   if (key.site_id !== null) {
     if (siteId !== undefined && siteId !== key.site_id) throw mismatch('siteId');
     return key.site_id;
@@ -52,10 +52,12 @@ async function placeDevice(tx: Transaction, key: keys.EnrollmentKeyRow, siteId: 
   const oldest = await tx.query<{ id: string }>(`select id from sites where org_id = $1 order by created_at, id limit 1`, [key.org_id]);
   if (oldest.rows[0]) return oldest.rows[0].id;
   const created = await tx.query<{ id: string }>(`insert into sites (org_id, name) values ($1, 'Default') returning id`, [key.org_id]);
+  tx.afterCommit(sitesChanged);
   return created.rows[0]!.id;
 }
 
-export function createAgentService(deps: { db: Database; recordAudit: RecordAudit; pepper: string; now: () => number }) {
+/** `sitesChanged`: tells the site lists that enrollment created a "Default" site. */
+export function createAgentService(deps: { db: Database; recordAudit: RecordAudit; pepper: string; now: () => number; sitesChanged: () => void }) {
   const { db, recordAudit } = deps;
 
   return {
@@ -71,7 +73,7 @@ export function createAgentService(deps: { db: Database; recordAudit: RecordAudi
         if (status === 'exhausted') throw new AppError('ENROLLMENT_KEY_EXHAUSTED', 'Enrollment key has been used up');
         if (body.orgId !== undefined && body.orgId !== key.org_id) throw mismatch('orgId');
         if (!(await organizationIsLive(tx, key.org_id))) throw invalid;
-        const siteId = await placeDevice(tx, key, body.siteId);
+        const siteId = await placeDevice(tx, key, body.siteId, deps.sitesChanged);
         await assertDeviceCaps(tx, key.org_id);
         const agentId = randomBytes(32).toString('hex');
         const authToken = randomBytes(32).toString('base64url');

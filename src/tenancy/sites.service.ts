@@ -11,6 +11,7 @@ import { isTimezone } from './partners.service.js';
 import * as sites from './sites.repo.js';
 import { organizationIsLive } from '../db/tenant-lookups.js';
 import type { CreateSiteBody, Site, UpdateSiteBody } from './schemas.js';
+import type { SiteListCache } from './site-list-cache.js';
 
 export type SiteView = Static<typeof Site>;
 
@@ -39,8 +40,8 @@ function assertTimezone(timezone: string | undefined): void {
   }
 }
 
-export function createSitesService(deps: { db: Database; recordAudit: RecordAudit }) {
-  const { db, recordAudit } = deps;
+export function createSitesService(deps: { db: Database; recordAudit: RecordAudit; listCache: SiteListCache<SiteView> }) {
+  const { db, recordAudit, listCache } = deps;
   const event = (caller: Caller, meta: RequestMeta, action: string, row: sites.SiteRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'site', id: row.id, name: row.name }, details });
 
@@ -57,8 +58,12 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
       const orgId = query.orgId ?? query.organizationId;
       const orgIds = orgId ? (caller.canAccessOrg(orgId) ? [orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
+      const cached = listCache.get(orgIds, page.page, page.limit);
+      if (cached) return cached;
       const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, orgIds, page.limit, page.offset));
-      return paginated(rows.map(siteView), page, total);
+      const result = paginated(rows.map(siteView), page, total);
+      listCache.set(orgIds, page.page, page.limit, result);
+      return result;
     },
 
     async create(caller: Caller, body: Static<typeof CreateSiteBody>, meta: RequestMeta): Promise<SiteView> {
@@ -69,6 +74,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
         // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
         if (!(await organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         const row = await sites.insertSite(tx, orgId, { ...values, timezone: values.timezone ?? 'UTC' });
+        tx.afterCommit(listCache.changed);
         await recordAudit(tx, event(caller, meta, 'site.create', row, { orgId, timezone: row.timezone }));
         return siteView(row);
       });
@@ -90,6 +96,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
         const current = await sites.findSite(tx, id);
         if (!current) throw notFound('Site');
         const row = await sites.updateSite(tx, id, body);
+        tx.afterCommit(listCache.changed);
         await recordAudit(tx, event(caller, meta, 'site.update', row, changeDetails(fields, siteView(current), siteView(row))));
         return siteView(row);
       });
@@ -101,6 +108,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
         const row = await sites.findSite(tx, id);
         if (!row) throw notFound('Site');
         await sites.deleteSite(tx, id);
+        tx.afterCommit(listCache.changed);
         await recordAudit(tx, event(caller, meta, 'site.delete', row, { before: siteView(row) }));
       });
       return { success: true };

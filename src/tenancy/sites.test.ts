@@ -2,7 +2,7 @@
 // exist, timezones, lists by organization, sites of deleted organizations, and the audit trail.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { testApp, type TestApp } from '../../test/support/app.js';
+import { testApp, testRedisUrl, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createSite, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
 
@@ -130,5 +130,56 @@ describe('site list totals', () => {
     assert.equal((await system({ method: 'DELETE', url: `/api/v1/orgs/organizations/${orgB.id}` })).statusCode, 200);
     assert.equal(await totalOf(partnerUser, ''), 11, 'sites of a deleted organization are out of reach');
     assert.equal(await totalOf(system, ''), systemBefore + 11);
+  });
+});
+
+// Site list pages are cached per reach: every change must show on the next list, on this instance
+// at once and on another instance as soon as the invalidation message arrives.
+const redisUrl = await testRedisUrl();
+
+describe('site list cache', () => {
+  let a: TestApp;
+  let b: TestApp;
+  before(async () => {
+    a = await testApp({ env: redisUrl ? { REDIS_URL: redisUrl } : {} });
+    b = await testApp({ env: redisUrl ? { REDIS_URL: redisUrl } : {}, db: a.db });
+  });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const names = async (app: TestApp, caller: ReturnType<typeof as>, orgId: string) => {
+    const res = await caller({ method: 'GET', url: `/api/v1/orgs/sites?orgId=${orgId}` });
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json().data as { name: string }[]).map((site) => site.name).sort();
+  };
+
+  it('shows every create, rename and delete on the next list of the same instance', async () => {
+    const org = await createOrg(a.db, (await createPartner(a.db)).id);
+    const admin = as(a.app, await login(a.app, await createUser(a.db, { scope: 'organization', orgId: org.id })));
+    assert.deepEqual(await names(a, admin, org.id), []);
+    const created = await admin({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: org.id, name: 'Depot' } });
+    assert.deepEqual(await names(a, admin, org.id), ['Depot']);
+    await admin({ method: 'PATCH', url: `/api/v1/orgs/sites/${created.json().id}`, payload: { name: 'Depot North' } });
+    assert.deepEqual(await names(a, admin, org.id), ['Depot North']);
+    await admin({ method: 'DELETE', url: `/api/v1/orgs/sites/${created.json().id}` });
+    assert.deepEqual(await names(a, admin, org.id), []);
+  });
+
+  it('shows a change made on another instance', { skip: redisUrl ? false : 'Redis is not reachable' }, async () => {
+    const org = await createOrg(a.db, (await createPartner(a.db)).id);
+    const user = await createUser(a.db, { scope: 'organization', orgId: org.id });
+    const onA = as(a.app, await login(a.app, user));
+    const onB = as(b.app, await login(b.app, user));
+    assert.deepEqual(await names(b, onB, org.id), []);
+    await onA({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: org.id, name: 'Annex' } });
+    const deadline = Date.now() + 2000;
+    let seen = await names(b, onB, org.id);
+    while (seen.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = await names(b, onB, org.id);
+    }
+    assert.deepEqual(seen, ['Annex']);
   });
 });
