@@ -2,8 +2,7 @@
 // export line, check it carries every canonical field (API.md §8), and recompute its checksum from
 // the canonical payload of the pure hash-chain module. What comes out is small: what the chain
 // links and the checkpoints need, not the row.
-import { createHash, hash } from 'node:crypto';
-import { canonicalPayload, type ChainFields } from '../audit/hash-chain.js';
+import { checksumOf, type ChainFields } from '../audit/hash-chain.js';
 
 export type LineFormat = 'ndjson' | 'json';
 
@@ -24,11 +23,6 @@ export type Checked =
   | { line: number; error: string }
   /** The closing line of a json export, `],"count":N,…}`. */
   | { line: number; tail: string };
-
-// hash-chain.ts's checksumOf, with the one-shot hash where Node has it (20.12+): half the cost.
-const sha256 = typeof hash === 'function'
-  ? (text: string) => hash('sha256', text, 'hex')
-  : (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 const NULLABLE_TEXT = ['orgId', 'actorId', 'actorEmail', 'resourceType', 'resourceId', 'resourceName', 'ipAddress', 'userAgent', 'errorMessage', 'prevChecksum', 'checksum'] as const;
 const TEXT = ['id', 'timestamp', 'actorType', 'action', 'result'] as const;
@@ -53,7 +47,7 @@ export function checkEntry(line: number, value: unknown): Checked {
   let checksumOk = true;
   if (e.seq !== null) {
     try {
-      checksumOk = sha256(canonicalPayload(e)) === e.checksum;
+      checksumOk = checksumOf(e) === e.checksum;
     } catch (err) {
       // JCS refuses some JSON (a lone surrogate in a string): no service could have hashed this row.
       return { line, error: `no canonical form: ${(err as Error).message}` };

@@ -1,7 +1,7 @@
 // The audit hash chain (API.md §8), pure: the canonical payload of a row is the RFC 8785 (JCS)
 // serialisation of its chain fields, its checksum the lowercase hex SHA-256 of that text, and each
 // row names the checksum of the row before it. Anyone holding the rows can recompute all of it.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 export const CANONICAL_VERSION = 1;
@@ -50,8 +50,13 @@ export function canonicalPayload(row: ChainFields): string {
   return `${text}}`;
 }
 
+// The one-shot hash where Node has it (20.12+) costs half of createHash on rows this small.
+const sha256Hex = typeof hash === 'function'
+  ? (text: string) => hash('sha256', text, 'hex')
+  : (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
 export function checksumOf(row: ChainFields): string {
-  return createHash('sha256').update(canonicalPayload(row), 'utf8').digest('hex');
+  return sha256Hex(canonicalPayload(row));
 }
 
 export interface ChainHead {
