@@ -2,6 +2,7 @@
 // batches of 100 inside one transaction), event dedupe, and the paginated device queries.
 import type { Static } from 'typebox';
 import type { Database } from '../db/database.js';
+import { substringPattern } from '../db/like.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { AppError } from '../errors.js';
 import type { Caller } from '../http/auth.js';
@@ -141,11 +142,6 @@ function eventBatches(events: readonly EventLogEntry[]): repo.EventLogBatch[] {
     message: part.map((e) => e.message),
     details: part.map((e) => e.details),
   }));
-}
-
-/** API.md §4: a literal, case-insensitive substring: %, _ and \ match themselves. */
-export function substringPattern(search: string): string {
-  return `%${search.replace(/[\\%_]/g, '\\$&')}%`;
 }
 
 function diagnosticLogView(row: repo.DiagnosticLogRow): DiagnosticLogView {

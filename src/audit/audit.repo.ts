@@ -1,5 +1,6 @@
 // SQL for the audit log: appending, sealing, listing, searching and walking a chain.
 import type { Queryable } from '../db/database.js';
+import { substringPattern } from '../db/like.js';
 
 export const PLATFORM_CHAIN_ID = '00000000-0000-0000-0000-000000000000';
 
@@ -111,10 +112,8 @@ export interface AuditQuery {
   to?: Date;
 }
 
-/** A literal, case-insensitive substring pattern: %, _ and \ match themselves (API.md §4). */
-export function containsPattern(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+/** A literal, case-insensitive substring pattern, matched against lower-cased text. */
+const containsPattern = (text: string) => substringPattern(text.toLowerCase());
 
 /** The conditions of the common audit filters, their values appended to `params` (lists, search, export). */
 export function filterConditions(query: AuditQuery, params: unknown[]): string[] {
