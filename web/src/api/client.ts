@@ -18,9 +18,13 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** The message for a field named like the request body property (`name`, `scopes`…), if the server named it. */
+  /**
+   * The message for a request body property (`name`, `address`…) if the server named it, or named
+   * something inside it (`body.address.city`, `/body/scopes/0`).
+   */
   forField(field: string): string | undefined {
-    return this.fieldErrors.find((e) => [`body.${field}`, `/body/${field}`, `/${field}`, field].includes(e.path))?.message;
+    const exact = [`body.${field}`, `/body/${field}`, `body/${field}`, `/${field}`, field];
+    return this.fieldErrors.find((e) => exact.includes(e.path) || e.path.startsWith(`body.${field}.`) || e.path.startsWith(`/body/${field}/`))?.message;
   }
 }
 

@@ -152,11 +152,7 @@ export function capText(value: number | null): string {
  */
 export function serverFieldError(error: ApiError | null, field: string, codes: string[] = []): string | undefined {
   if (!error) return undefined;
-  const paths = [`body.${field}`, `/body/${field}`, `body/${field}`, field];
-  const named = error.fieldErrors.find((e) => paths.includes(e.path) || e.path.startsWith(`body.${field}.`) || e.path.startsWith(`/body/${field}/`));
-  if (named) return named.message;
-  if (codes.includes(error.code)) return error.message;
-  return undefined;
+  return error.forField(field) ?? (codes.includes(error.code) ? error.message : undefined);
 }
 
 /** The refusal when no field of the form took it, to show next to the form's action. */
