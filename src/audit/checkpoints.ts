@@ -23,14 +23,8 @@ export interface AuditSigner {
   sign(data: Buffer): string;
 }
 
-export interface Checkpoint {
-  orgId: string | null;
-  seq: number;
-  checksum: string;
-  timestamp: string;
-  keyId: string;
-  signature: string;
-}
+/** A checkpoint as the API lists it: what was stored, without its kind. */
+export type Checkpoint = Omit<repo.NewCheckpoint, 'kind'>;
 
 export interface ChainHeadAt {
   orgId: string | null;
