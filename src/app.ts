@@ -25,6 +25,7 @@ import { usersRoutes } from './identity/users.routes.js';
 import { createUsersService } from './identity/users.service.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { createAuditService } from './audit/audit.service.js';
+import { createVerifyPool } from './audit/verify-pool.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { createSealer, type Sealer } from './audit/sealer.js';
 import { createAuditCheckpoints, loadAuditSigner, type AuditCheckpoints } from './audit/checkpoints.js';
@@ -248,7 +249,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const auth = createAuthService({ db, tokens, totp, callers, recordAudit, now });
   const users = createUsersService({ db, callers, recordAudit, now });
   const registration = createRegistrationService({ db, recordAudit });
-  const audit = createAuditService({ db });
+  // Warm verify workers retire after a minute without work: an idle service holds no extra heap.
+  const verifyPool = db.connection ? createVerifyPool({ connection: db.connection, size: 2, idleMs: 60_000 }) : null;
+  if (verifyPool) app.addHook('onClose', () => verifyPool.close());
+  const audit = createAuditService({ db, verifyPool });
   const partners = createPartnersService({ db, recordAudit, announceChange: callers.announceChange });
   const organizations = createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange });
   const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });

@@ -1,5 +1,6 @@
 // The offline audit verifier: `npm run audit:verify -- --file export.ndjson [--public-key FILE --checkpoints FILE]`.
-// Needs no database and none of the service's code beyond the pure hash-chain module.
+// Needs no database and none of the service's code beyond the pure hash-chain module (and the
+// few lines that start a worker thread).
 import { runCli } from './cli.js';
 
 process.exitCode = await runCli(

@@ -4,16 +4,10 @@
 // so the pool never keeps the process alive. Threads take a chunk once they are ready and have
 // fewer than two queued; until then the caller checks chunks itself, so a cold start costs nothing.
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../worker-thread.js';
 import type { Checked, LineFormat } from './row-check.js';
 
-const WORKER_URL = new URL(`./row-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-// Running from TypeScript (tsx), a worker thread has no loader until it registers one itself.
-const WORKER_BOOTSTRAP = WORKER_URL.pathname.endsWith('.ts')
-  ? `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
-  : null;
 const QUEUE_PER_THREAD = 2;
 
 export interface ChunkResult {
@@ -52,7 +46,7 @@ function createPool(size: number): WorkerPool {
     waiting.clear();
   };
   const threads: Thread[] = Array.from({ length: size }, () => {
-    const worker = WORKER_BOOTSTRAP ? new Worker(WORKER_BOOTSTRAP, { eval: true }) : new Worker(WORKER_URL);
+    const worker = startWorker(import.meta.url, 'row-worker');
     const thread: Thread = { worker, ready: false, queued: 0 };
     worker.on('message', (message: (ChunkResult & { id: number }) | { ready: true }) => {
       if ('ready' in message) {

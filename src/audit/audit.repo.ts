@@ -207,6 +207,37 @@ export async function sealedRowsAfter(tx: Queryable, chainId: string, afterSeq: 
   return rows;
 }
 
+/**
+ * A sealed row as verification reads it: one array per row, in this column order, without the
+ * columns the chain already names (`org_id` is the chain's; the id is looked up only for a break).
+ */
+export type ChainLinkRow = [
+  seq: number, ts: string, actorType: string, actorId: string | null, actorEmail: string | null, action: string,
+  resourceType: string | null, resourceId: string | null, resourceName: string | null, details: Record<string, unknown>,
+  ipAddress: string | null, userAgent: string | null, result: string, errorMessage: string | null,
+  prevChecksum: string | null, checksum: string,
+];
+
+export async function chainLinksAfter(tx: Queryable, chainId: string, afterSeq: number, toSeq: number | null, limit: number): Promise<ChainLinkRow[]> {
+  const { rows } = await tx.query<ChainLinkRow>(
+    `select a.seq, to_char(a.timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), a.actor_type, a.actor_id, a.actor_email,
+            a.action, a.resource_type, a.resource_id, a.resource_name, a.details, a.ip_address, a.user_agent, a.result,
+            a.error_message, a.prev_checksum, a.checksum
+       from audit_logs a
+      where a.chain_id = $1 and a.seq > $2 and ($3::bigint is null or a.seq <= $3)
+      order by a.seq limit $4`,
+    [chainId, afterSeq, toSeq, limit],
+    { rowMode: 'array' },
+  );
+  return rows;
+}
+
+/** The id of the row at a seq: named in a verification's `brokenAt`. */
+export async function rowIdAt(tx: Queryable, chainId: string, seq: number): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(`select id from audit_logs where chain_id = $1 and seq = $2`, [chainId, seq]);
+  return rows[0]?.id ?? null;
+}
+
 export async function sealedRowAt(tx: Queryable, chainId: string, seq: number): Promise<{ seq: number; checksum: string } | null> {
   const { rows } = await tx.query<{ seq: number; checksum: string }>(
     `select seq, checksum from audit_logs where chain_id = $1 and seq = $2`,

@@ -1,8 +1,5 @@
 // Reading the audit log within the caller's reach (SPEC "Audit logs", API.md §8), and verifying a
 // chain by streaming it in seq order.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
@@ -12,35 +9,10 @@ import * as repo from './audit.repo.js';
 import { legacyEntry, logEntry } from './entries.js';
 import { verifyRange, type Link, type RangeJob, type RangeResult } from './chain-verifier.js';
 import type { AuditListQuery, VerifyResult } from './schemas.js';
-import type { TenantScope } from '../db/tenant-scope.js';
+import type { VerifyPool } from './verify-pool.js';
 
-// Long chains on PostgreSQL are verified in worker threads, one contiguous range each.
-const VERIFY_WORKERS = 2;
+// Long chains on PostgreSQL are verified by the worker pool, split into one contiguous range per worker.
 const PARALLEL_MIN_ROWS = 20_000;
-// A worker holds two batches of rows at a time: a small heap keeps the service's memory flat
-// (the collector runs sooner instead of the heap growing to V8's default).
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 };
-const WORKER_URL = new URL(`./verify-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-
-// Running from TypeScript (tsx), a worker thread has no loader until it registers one itself.
-const WORKER_BOOTSTRAP = WORKER_URL.pathname.endsWith('.ts')
-  ? `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
-  : null;
-
-function verifyInWorker(connection: { url: string; appRole: string }, scope: TenantScope, job: RangeJob): Promise<RangeResult> {
-  return new Promise((resolve, reject) => {
-    const options = { workerData: { connection, scope, job }, resourceLimits: WORKER_LIMITS };
-    const worker = WORKER_BOOTSTRAP ? new Worker(WORKER_BOOTSTRAP, { eval: true, ...options }) : new Worker(WORKER_URL, options);
-    worker.once('message', (message: { ok: boolean; result?: RangeResult; error?: string }) => {
-      if (message.ok) resolve(message.result!);
-      else reject(new Error(`chain verification failed: ${message.error}`));
-    });
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`chain verification worker exited with ${code}`));
-    });
-  });
-}
 
 type Chains = { orgIds: readonly string[] | null; platformOnly: boolean };
 
@@ -59,8 +31,9 @@ function parseRange(query: AuditListQuery): { from?: Date; to?: Date } {
   return { ...(from ? { from } : {}), ...(to ? { to } : {}) };
 }
 
-export function createAuditService(deps: { db: Database }) {
-  const { db } = deps;
+/** `verifyPool`: worker threads for long chains (PostgreSQL); without one, chains are verified on this thread. */
+export function createAuditService(deps: { db: Database; verifyPool: VerifyPool | null }) {
+  const { db, verifyPool } = deps;
 
   async function query(caller: Caller, params: AuditListQuery & { q?: string }) {
     const page = pageOf(params);
@@ -119,10 +92,10 @@ export function createAuditService(deps: { db: Database }) {
       const previous = start === 1 ? null : anchor?.seq === start - 1 ? anchor : 'stored';
       const end = Math.min(params.toSeq ?? state.lastSeq, state.lastSeq);
       const jobs: RangeJob[] = [];
-      if (db.connection && end - start + 1 >= PARALLEL_MIN_ROWS) {
+      if (verifyPool && end - start + 1 >= PARALLEL_MIN_ROWS) {
         // Contiguous ranges; each range's first row is checked against the stored row before it,
         // which the previous range verifies in turn.
-        const size = Math.ceil((end - start + 1) / VERIFY_WORKERS);
+        const size = Math.ceil((end - start + 1) / verifyPool.size);
         for (let from = start; from <= end; from += size) {
           jobs.push({ chainId, fromSeq: from, toSeq: Math.min(from + size - 1, end), previous: from === start ? previous : 'stored' });
         }
@@ -130,7 +103,7 @@ export function createAuditService(deps: { db: Database }) {
         jobs.push({ chainId, fromSeq: start, toSeq: params.toSeq ?? null, previous });
       }
       const results = jobs.length > 1
-        ? await Promise.all(jobs.map((job) => verifyInWorker(db.connection!, caller.tenant, job)))
+        ? await Promise.all(jobs.map((job) => verifyPool!.verify(caller.tenant, job)))
         : [await verifyRange(db, caller.tenant, jobs[0]!)];
 
       let checked = 0;

@@ -327,6 +327,8 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
       assert.equal(altered.valid, false);
       assert.deepEqual({ seq: altered.brokenAt.seq, reason: altered.brokenAt.reason }, { seq: 3, reason: 'checksum_mismatch' });
       assert.equal(altered.checked, 2);
+      const { rows: [third] } = await privileged.query(`select id from audit_logs where org_id = $1 and seq = 3`, [org.id]);
+      assert.equal(altered.brokenAt.id, third.id);
 
       await privileged.query(`delete from audit_logs where org_id = $1 and seq = 3`, [org.id]);
       const deleted = await verify();
@@ -336,6 +338,26 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
       const truncated = await verify();
       assert.deepEqual({ seq: truncated.brokenAt.seq, reason: truncated.brokenAt.reason }, { seq: 3, reason: 'missing_rows' });
       assert.equal((await verify('?toSeq=2')).valid, true);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('a row moved to another organization', { skip: !process.env.TEST_DATABASE_URL }, () => {
+  it('breaks the chain it left, although verification never reads org_id itself', async () => {
+    const { t, privileged, org, session, verify, close } = await privilegedSetup();
+    try {
+      const other = await createOrg(t.db, org.partnerId);
+      const targets = await Promise.all([1, 2].map(() => createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' })));
+      for (const target of targets) await as(t.app, session)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { name: 'Changed' } });
+      await t.app.auditSealer.sealNow();
+      assert.equal((await verify()).valid, true);
+
+      await privileged.query(`set session_replication_role = replica`);
+      await privileged.query(`update audit_logs set org_id = $2 where org_id = $1 and seq = 2`, [org.id, other.id]);
+      const moved = await verify();
+      assert.deepEqual({ valid: moved.valid, seq: moved.brokenAt.seq, reason: moved.brokenAt.reason }, { valid: false, seq: 3, reason: 'seq_gap' });
     } finally {
       await close();
     }
@@ -360,6 +382,8 @@ describe('verifying a long chain in worker threads', { skip: !process.env.TEST_D
       await privileged.query(`update audit_logs set resource_name = 'forged' where org_id = $1 and seq = 20000`, [org.id]);
       const late = await verify();
       assert.deepEqual({ valid: late.valid, seq: late.brokenAt.seq, reason: late.brokenAt.reason, checked: late.checked }, { valid: false, seq: 20000, reason: 'checksum_mismatch', checked: 19999 });
+      const { rows: [forged] } = await privileged.query(`select id from audit_logs where org_id = $1 and seq = 20000`, [org.id]);
+      assert.equal(late.brokenAt.id, forged.id);
 
       await privileged.query(`delete from audit_logs where org_id = $1 and seq = 12501`, [org.id]);
       const boundary = await verify();

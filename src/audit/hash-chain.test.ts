@@ -62,6 +62,12 @@ describe('audit hash chain', () => {
     assert.equal(checksumOf(second), SECOND_CHECKSUM);
   });
 
+  it('writes every chain field once, in RFC 8785 key order', () => {
+    const keys = Object.keys(JSON.parse(canonicalPayload(second)) as object);
+    assert.deepEqual(keys, [...keys].sort());
+    assert.deepEqual(new Set(keys), new Set([...Object.keys(second), 'v']));
+  });
+
   it('serialises numbers the ECMAScript way (JCS)', () => {
     const text = canonicalPayload({ ...first, details: { big: 1e21, small: 1e-7, third: 1 / 3, negZero: -0 } });
     assert.match(text, /"details":\{"big":1e\+21,"negZero":0,"small":1e-7,"third":0\.3333333333333333\}/);

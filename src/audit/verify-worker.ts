@@ -1,16 +1,26 @@
-// A worker thread verifying one range of a chain on its own database connection, so long chains
-// are checked on several cores: decoding and hashing rows is CPU-bound.
+// A worker thread of the verification pool (verify-pool.ts): verifies one range of a chain at a
+// time on its own database connections, until it is told to close.
 import { parentPort, workerData } from 'node:worker_threads';
 import { connectPostgres } from '../db/database.js';
-import type { TenantScope } from '../db/tenant-scope.js';
-import { verifyRange, type RangeJob } from './chain-verifier.js';
+import { verifyRange } from './chain-verifier.js';
+import type { VerifyConnection, VerifyReply, VerifyRequest } from './verify-pool.js';
 
-const { connection, scope, job } = workerData as { connection: { url: string; appRole: string }; scope: TenantScope; job: RangeJob };
-const db = await connectPostgres({ url: connection.url, appRole: connection.appRole, poolSize: 2 });
-try {
-  parentPort!.postMessage({ ok: true, result: await verifyRange(db, scope, job) });
-} catch (err) {
-  parentPort!.postMessage({ ok: false, error: (err as Error).message });
-} finally {
-  await db.close();
-}
+const { connection } = workerData as { connection: VerifyConnection };
+const port = parentPort!;
+const db = connectPostgres({ url: connection.url, appRole: connection.appRole, poolSize: 2 });
+db.catch(() => {}); // a failed connection is reported to each request that needs it
+
+port.on('message', async (request: VerifyRequest) => {
+  if (request.type === 'close') {
+    await (await db.catch(() => null))?.close();
+    port.close();
+    return;
+  }
+  let reply: VerifyReply;
+  try {
+    reply = { ok: true, result: await verifyRange(await db, request.scope, request.job) };
+  } catch (err) {
+    reply = { ok: false, error: (err as Error).message };
+  }
+  port.postMessage(reply);
+});

@@ -24,6 +24,11 @@ export interface QueryOptions {
    * with a 200-id array costs more than running it). Ignored by PGlite.
    */
   prepare?: string;
+  /**
+   * 'array': each row is an array of its column values in select order. For reads of many rows,
+   * where building an object per row is a measurable share of the cost (chain verification).
+   */
+  rowMode?: 'array';
 }
 
 export interface Queryable {
@@ -155,9 +160,12 @@ export async function connectPostgres(options: { url: string; appRole: string; p
       const committed: (() => void)[] = [];
       const tx: Transaction = {
         async query(text, params, options) {
-          const result = options?.prepare
-            ? await client.query({ name: options.prepare, text, values: params as unknown[] })
-            : await client.query(text, params as unknown[]);
+          const values = params as unknown[];
+          const result = options?.rowMode
+            ? await client.query({ name: options.prepare, text, values, rowMode: options.rowMode })
+            : options?.prepare
+              ? await client.query({ name: options.prepare, text, values })
+              : await client.query(text, values);
           return { rows: result.rows, rowCount: result.rowCount ?? 0 };
         },
         afterCommit: (cb) => committed.push(cb),
@@ -222,8 +230,8 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
       const committed: (() => void)[] = [];
       const result = await db.transaction(async (ptx) =>
         fn({
-          async query(text, params) {
-            const result = await ptx.query<never>(text, params as unknown[]);
+          async query(text, params, options) {
+            const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);
             return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
           },
           afterCommit: (cb) => committed.push(cb),

@@ -1,0 +1,135 @@
+// Worker threads that verify ranges of long chains on their own database connections, so /verify
+// of a long chain uses several cores and keeps the hashing off the event loop. The threads stay warm between
+// calls (starting one costs about half a second under tsx) and exit after a quiet spell, so an
+// idle service holds no extra heap. At most `size` ranges run at once; more wait their turn.
+import type { Worker } from 'node:worker_threads';
+import type { TenantScope } from '../db/tenant-scope.js';
+import { startWorker } from '../worker-thread.js';
+import type { RangeJob, RangeResult } from './chain-verifier.js';
+
+// A worker holds two batches of rows at a time: a small heap keeps the service's memory flat
+// (the collector runs sooner instead of the heap growing to V8's default).
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 };
+
+export interface VerifyConnection {
+  url: string;
+  appRole: string;
+}
+
+/** What a worker is sent, and what it answers. */
+export type VerifyRequest = { type: 'verify'; scope: TenantScope; job: RangeJob } | { type: 'close' };
+export type VerifyReply = { ok: true; result: RangeResult } | { ok: false; error: string };
+
+interface Task {
+  scope: TenantScope;
+  job: RangeJob;
+  resolve(result: RangeResult): void;
+  reject(err: Error): void;
+}
+
+interface PooledWorker {
+  worker: Worker;
+  task: Task | null;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+export function createVerifyPool(options: { connection: VerifyConnection; size: number; idleMs: number }) {
+  const workers = new Set<PooledWorker>();
+  const queue: Task[] = [];
+  let closed = false;
+
+  function spawn(): PooledWorker {
+    const worker = startWorker(import.meta.url, 'verify-worker', { workerData: { connection: options.connection }, resourceLimits: WORKER_LIMITS });
+    const pooled: PooledWorker = { worker, task: null, idleTimer: null };
+    worker.on('message', (reply: VerifyReply) => {
+      const task = pooled.task;
+      pooled.task = null;
+      if (reply.ok) task?.resolve(reply.result);
+      else task?.reject(new Error(`chain verification failed: ${reply.error}`));
+      next(pooled);
+    });
+    // A crashed worker fails its range (the request gets an error, never a partial "valid") and leaves the pool.
+    const fail = (err: Error) => {
+      workers.delete(pooled);
+      if (pooled.idleTimer) clearTimeout(pooled.idleTimer);
+      pooled.task?.reject(err);
+      pooled.task = null;
+      drain();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`chain verification worker exited with ${code}`)));
+    workers.add(pooled);
+    return pooled;
+  }
+
+  function run(pooled: PooledWorker, task: Task): void {
+    if (pooled.idleTimer) clearTimeout(pooled.idleTimer);
+    pooled.idleTimer = null;
+    pooled.task = task;
+    pooled.worker.ref(); // held while it has work: the caller is waiting for it
+    pooled.worker.postMessage({ type: 'verify', scope: task.scope, job: task.job } satisfies VerifyRequest);
+  }
+
+  /** A worker just finished: give it the next range, or let it idle until it retires. */
+  function next(pooled: PooledWorker): void {
+    const task = queue.shift();
+    if (task) return run(pooled, task);
+    pooled.worker.unref(); // a warm worker never keeps the process alive
+    pooled.idleTimer = setTimeout(() => retire(pooled), options.idleMs);
+    pooled.idleTimer.unref();
+  }
+
+  function retire(pooled: PooledWorker): void {
+    workers.delete(pooled);
+    pooled.worker.removeAllListeners('exit');
+    pooled.worker.postMessage({ type: 'close' } satisfies VerifyRequest);
+  }
+
+  /** Starts queued ranges on idle workers, spawning up to the pool's size. */
+  function drain(): void {
+    while (queue.length > 0 && !closed) {
+      const idle = [...workers].find((w) => w.task === null);
+      if (idle) run(idle, queue.shift()!);
+      else if (workers.size < options.size) run(spawn(), queue.shift()!);
+      else return;
+    }
+  }
+
+  return {
+    size: options.size,
+
+    /** Worker threads alive now, busy or warm. */
+    liveWorkers: () => workers.size,
+
+    verify(scope: TenantScope, job: RangeJob): Promise<RangeResult> {
+      if (closed) return Promise.reject(new Error('the verification pool is closed'));
+      return new Promise((resolve, reject) => {
+        queue.push({ scope, job, resolve, reject });
+        drain();
+      });
+    },
+
+    /** Stops every worker: idle ones close their connections; ranges still running or queued fail. */
+    async close(): Promise<void> {
+      closed = true;
+      for (const task of queue.splice(0)) task.reject(new Error('the verification pool is closed'));
+      await Promise.all([...workers].map(async (pooled) => {
+        workers.delete(pooled);
+        if (pooled.idleTimer) clearTimeout(pooled.idleTimer);
+        pooled.worker.removeAllListeners('exit');
+        const exited = new Promise((resolve) => pooled.worker.once('exit', resolve));
+        if (pooled.task) {
+          pooled.task.reject(new Error('the verification pool is closed'));
+          await pooled.worker.terminate();
+        } else {
+          pooled.worker.postMessage({ type: 'close' } satisfies VerifyRequest);
+          const timer = setTimeout(() => void pooled.worker.terminate(), 2000);
+          await exited;
+          clearTimeout(timer);
+        }
+      }));
+    },
+  };
+}
+
+export type VerifyPool = ReturnType<typeof createVerifyPool>;
