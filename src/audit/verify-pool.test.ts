@@ -27,7 +27,7 @@ async function chainOf(rows: number) {
 }
 
 describe('the verification pool', { skip: !process.env.TEST_DATABASE_URL }, () => {
-  it('runs more ranges than it has workers, each once, and retires idle workers', async () => {
+  it('runs more ranges than it has workers, each once, and retires idle and failed workers', async () => {
     const { t, org, close } = await chainOf(ROWS);
     const pool = createVerifyPool({ connection: t.db.connection!, size: 2, idleMs: 200 });
     try {
@@ -43,6 +43,11 @@ describe('the verification pool', { skip: !process.env.TEST_DATABASE_URL }, () =
       const again = await pool.verify(SYSTEM_SCOPE, { chainId: org.id, fromSeq: 1, toSeq: null, previous: null });
       assert.equal(again.checked, ROWS);
       assert.equal(pool.liveWorkers(), 1);
+
+      // A range that fails retires its worker; the next range gets a fresh one.
+      await assert.rejects(pool.verify(SYSTEM_SCOPE, { chainId: 'not-a-uuid', fromSeq: 1, toSeq: null, previous: null }), /chain verification failed/);
+      assert.equal(pool.liveWorkers(), 0);
+      assert.equal((await pool.verify(SYSTEM_SCOPE, { chainId: org.id, fromSeq: 1, toSeq: 10, previous: null })).checked, 10);
     } finally {
       await pool.close();
       await close();
@@ -55,6 +60,7 @@ describe('the verification pool', { skip: !process.env.TEST_DATABASE_URL }, () =
     const pool = createVerifyPool({ connection: { url: url.toString(), appRole: 'dms_app' }, size: 1, idleMs: 1000 });
     try {
       await assert.rejects(pool.verify(SYSTEM_SCOPE, { chainId: '00000000-0000-0000-0000-000000000000', fromSeq: 1, toSeq: null, previous: null }), /chain verification failed/);
+      assert.equal(pool.liveWorkers(), 0);
     } finally {
       await pool.close();
     }

@@ -1,7 +1,7 @@
 // Worker threads that verify ranges of long chains on their own database connections, so /verify
-// of a long chain uses several cores and keeps the hashing off the event loop. The threads stay warm between
-// calls (starting one costs about half a second under tsx) and exit after a quiet spell, so an
-// idle service holds no extra heap. At most `size` ranges run at once; more wait their turn.
+// of a long chain uses several cores and keeps the hashing off the event loop. The threads stay
+// warm between calls (starting one costs about half a second under tsx) and exit after a quiet
+// spell, so an idle service holds no extra heap. At most `size` ranges run at once; more wait.
 import type { Worker } from 'node:worker_threads';
 import type { TenantScope } from '../db/tenant-scope.js';
 import { startWorker } from '../worker-thread.js';
@@ -44,9 +44,15 @@ export function createVerifyPool(options: { connection: VerifyConnection; size: 
     worker.on('message', (reply: VerifyReply) => {
       const task = pooled.task;
       pooled.task = null;
-      if (reply.ok) task?.resolve(reply.result);
-      else task?.reject(new Error(`chain verification failed: ${reply.error}`));
-      next(pooled);
+      if (closed) return;
+      if (reply.ok) {
+        task?.resolve(reply.result);
+        return next(pooled);
+      }
+      task?.reject(new Error(`chain verification failed: ${reply.error}`));
+      // Its connections may be what failed: the next range gets a fresh worker.
+      retire(pooled);
+      drain();
     });
     // A crashed worker fails its range (the request gets an error, never a partial "valid") and leaves the pool.
     const fail = (err: Error) => {
