@@ -54,6 +54,12 @@ describe('HTTP foundation', () => {
     assert.deepEqual(doc.paths['/api/v1/auth/me'].get.security, [{ bearerAuth: [] }]);
     assert.ok(doc.components.schemas.Problem);
     assert.ok(doc.paths['/api/v1/users'].post.responses['4XX']);
+    // Operations that accept an API key document its rate-limit headers; JWT-only ones do not.
+    const keyed = doc.paths['/api/v1/audit-logs/logs'].get;
+    assert.ok(keyed.security.some((r: object) => 'apiKeyAuth' in r));
+    assert.deepEqual(Object.keys(keyed.responses['200'].headers).sort(), ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']);
+    assert.ok(keyed.responses['4XX'].headers['Retry-After']);
+    assert.equal(doc.paths['/api/v1/auth/me'].get.responses['200'].headers, undefined);
     const ui = await t.app.inject({ method: 'GET', url: '/docs/' });
     assert.equal(ui.statusCode, 200);
     assert.match(ui.body, /swagger/i);

@@ -3,6 +3,29 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 
+// SPEC "API keys": every response to a request authenticated with a key carries its window, and a
+// 429 says when to retry. Documented once for every operation that accepts a key.
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { description: 'Requests this API key may make per sliding hour', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the window, after this one', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Unix time (seconds) when the window has room again', schema: { type: 'integer' } },
+};
+const RETRY_AFTER = { 'Retry-After': { description: 'On 429: seconds until the key may call again', schema: { type: 'integer' } } };
+
+type Operation = { security?: Record<string, string[]>[]; responses?: Record<string, { headers?: Record<string, unknown> }> };
+
+function documentRateLimitHeaders<D>(doc: D): D {
+  const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
+  for (const operation of Object.values(paths).flatMap((item) => Object.values(item))) {
+    if (!operation.security?.some((requirement) => 'apiKeyAuth' in requirement)) continue;
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      const headers = status === '4XX' ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } : RATE_LIMIT_HEADERS;
+      response.headers = { ...response.headers, ...headers };
+    }
+  }
+  return doc;
+}
+
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   // Every documented route can fail with a problem body; say so once here rather than per route.
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -30,6 +53,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
     },
+    transformObject: (document) => documentRateLimitHeaders('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
