@@ -26,6 +26,7 @@ import { createUsersService } from './identity/users.service.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { createAuditService } from './audit/audit.service.js';
 import { createVerifyPool } from './audit/verify-pool.js';
+import { createIdentityHousekeeping, type IdentityHousekeeping } from './identity/housekeeping.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { createSealer, type Sealer } from './audit/sealer.js';
 import { createAuditCheckpoints, loadAuditSigner, type AuditCheckpoints } from './audit/checkpoints.js';
@@ -74,6 +75,8 @@ declare module 'fastify' {
     auditRetention: RetentionService;
     /** API key usage counted in memory: tests flush it to read exact counts. */
     apiKeyUsage: UsageRecorder;
+    /** The hourly cleanup of ended sessions and old sign-in attempts: tests run it on demand. */
+    identityHousekeeping: IdentityHousekeeping;
   }
 }
 
@@ -218,9 +221,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const usage = createUsageRecorder({ db, log: (err, message) => app.log.error({ err }, message) });
   usage.start();
   app.decorate('apiKeyUsage', usage);
+  const housekeeping = createIdentityHousekeeping({ db, now, log: (err, message) => app.log.error({ err }, message) });
+  housekeeping.start();
+  app.decorate('identityHousekeeping', housekeeping);
   app.addHook('onClose', async () => {
     // Usage and pending audit rows are written before the database goes.
     await usage.stop();
+    await housekeeping.stop();
     await retention.stop();
     await checkpoints.stop();
     await sealer.stop();

@@ -7,11 +7,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
-import { testApp, type TestApp } from '../../test/support/app.js';
+import { privateTestDatabase, testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, login, type Session } from '../../test/support/clients.js';
-import { openDatabase, type Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { checksumOf } from '../audit/hash-chain.js';
 import { createAuditRecorder } from '../audit/recorder.js';
@@ -20,29 +18,6 @@ import { verifyExport } from './verify-export.js';
 
 type Entry = Record<string, unknown> & { seq: number | null; checksum: string | null; prevChecksum: string | null };
 
-/**
- * PostgreSQL: a database of this file's own, since every app's sealer and checkpoint timer works
- * on every chain, and another test file's app would sign ours with its own key. PGlite is private anyway.
- */
-async function privateDatabase(): Promise<{ db?: Database; drop(): Promise<void> }> {
-  if (!process.env.TEST_DATABASE_URL) return { drop: async () => {} };
-  const base = new URL(process.env.TEST_DATABASE_URL);
-  const name = `${base.pathname.slice(1)}_ve_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base.toString() });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ url: url.toString(), pgliteDir: 'memory://', poolSize: 10 });
-  return {
-    db,
-    async drop() {
-      await db.close();
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    },
-  };
-}
 
 describe('offline verifier on the service’s exports', () => {
   let t: TestApp;
@@ -60,9 +35,9 @@ describe('offline verifier on the service’s exports', () => {
   let checkpoints: { seq: number; signature: string; orgId: string | null }[];
 
   before(async () => {
-    const database = await privateDatabase();
+    const database = await privateTestDatabase();
     drop = database.drop;
-    t = await testApp({ ...(database.db ? { db: database.db } : {}), env: { AUDIT_CHECKPOINT_EVERY_ROWS: '4' } });
+    t = await testApp({ db: database.db, env: { AUDIT_CHECKPOINT_EVERY_ROWS: '4' } });
     org = await createOrg(t.db, (await createPartner(t.db)).id);
     const admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
     session = await login(t.app, admin);

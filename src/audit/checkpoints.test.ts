@@ -2,53 +2,21 @@
 // verifiable offline with the published key, scoped like /logs, never written twice; the key from
 // AUDIT_SIGNING_KEY or generated once per DATA_DIR.
 import assert from 'node:assert/strict';
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { mkdtempSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import canonicalize from 'canonicalize';
-import pg from 'pg';
-import { backends, openTestDatabase, testApp, type Backend, type TestApp } from '../../test/support/app.js';
+import { backends, privateTestDatabase, testApp, type TestApp } from '../../test/support/app.js';
 import { createApiKey, createOrg, createPartner, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
-import { openDatabase, type Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { GENERATED_KEY_FILE, loadAuditSigner } from './checkpoints.js';
 import { RETENTION, withAuditPrivilege } from './privilege.js';
 import { createAuditRecorder } from './recorder.js';
 
 interface Checkpoint { orgId: string | null; seq: number; checksum: string; timestamp: string; keyId: string; signature: string }
-
-/**
- * A database of this file's own: every instance's sealer seals every chain, so on the run's shared
- * database another test file's app (with its own thresholds and key) could seal or checkpoint ours.
- */
-async function privateDatabase(backend: Backend): Promise<{ db: Database; drop(): Promise<void> }> {
-  if (backend === 'pglite') {
-    const db = await openTestDatabase('pglite');
-    return { db, drop: () => db.close() };
-  }
-  const adminUrl = new URL(process.env.TEST_DATABASE_URL!);
-  const name = `${adminUrl.pathname.slice(1)}_cp_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl.toString() });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ url: url.toString(), pgliteDir: 'memory://', poolSize: 10 });
-  return {
-    db,
-    async drop() {
-      await db.close();
-      const again = new pg.Client({ connectionString: adminUrl.toString() });
-      await again.connect();
-      await again.query(`drop database if exists ${name} with (force)`);
-      await again.end();
-    },
-  };
-}
 
 /** Appends `count` rows to an organization's chain in one transaction, then seals them. */
 async function appendRows(t: TestApp, orgId: string | null, count: number): Promise<void> {
@@ -71,7 +39,7 @@ function keyIdOf(publicKeyPem: string): string {
 
 for (const backend of backends()) {
   describe(`audit checkpoints on ${backend}`, () => {
-    let database: Awaited<ReturnType<typeof privateDatabase>>;
+    let database: Awaited<ReturnType<typeof privateTestDatabase>>;
     let t: TestApp;
     let orgA: TestOrg;
     let orgB: TestOrg;
@@ -87,7 +55,7 @@ for (const backend of backends()) {
       (await call(session, `/api/v1/audit-logs/verify?orgId=${orgId}`)).json() as { valid: boolean; lastSeq: number };
 
     before(async () => {
-      database = await privateDatabase(backend);
+      database = await privateTestDatabase(backend);
       t = await testApp({ db: database.db, env: { AUDIT_CHECKPOINT_EVERY_ROWS: '5' } });
       const partner = await createPartner(t.db);
       orgA = await createOrg(t.db, partner.id);

@@ -63,6 +63,19 @@ export async function revokeUserSessions(tx: Queryable, userId: string, reason: 
   );
 }
 
+/** Deletes up to `limit` sessions that expired or were revoked before `before` (their refresh tokens go with them). */
+export async function deleteEndedSessions(tx: Queryable, before: Date, limit: number): Promise<number> {
+  const { rowCount } = await tx.query(
+    `delete from sessions where id in (
+       select id from sessions where expires_at < $1
+       union
+       select id from sessions where revoked_at < $1
+       limit $2)`,
+    [before, limit],
+  );
+  return rowCount;
+}
+
 // --- sign-in attempts -------------------------------------------------------------------------
 
 /** Serialises attempts for one e-mail until the transaction ends. */
@@ -81,6 +94,15 @@ export async function recentAttempts(tx: Queryable, emailKey: string, since: Dat
 
 export async function pruneAttempts(tx: Queryable, emailKey: string, before: Date): Promise<void> {
   await tx.query(`delete from login_attempts where email_key = $1 and attempted_at <= $2`, [emailKey, before]);
+}
+
+/** Deletes up to `limit` attempts made before `before`, whatever their e-mail. */
+export async function deleteAttemptsBefore(tx: Queryable, before: Date, limit: number): Promise<number> {
+  const { rowCount } = await tx.query(
+    `delete from login_attempts where id in (select id from login_attempts where attempted_at < $1 limit $2)`,
+    [before, limit],
+  );
+  return rowCount;
 }
 
 export async function insertAttempt(tx: Queryable, emailKey: string, at: Date): Promise<string> {

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -60,6 +61,40 @@ export function testConfig(env: Record<string, string> = {}): Config {
 export async function openTestDatabase(backend: Backend = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'): Promise<Database> {
   const url = backend === 'postgres' ? process.env.TEST_DATABASE_URL! : null;
   return openDatabase({ url, pgliteDir: 'memory://', poolSize: 10 });
+}
+
+/**
+ * A database of the caller's own, for tests of work that spans every tenant (sealers and
+ * checkpoint timers on every chain, cleanups by age), which on the run's shared PostgreSQL
+ * database would act on, or be acted on by, other test files. PGlite is private anyway.
+ */
+export async function privateTestDatabase(backend: Backend = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'): Promise<{ db: Database; drop(): Promise<void> }> {
+  if (backend === 'pglite') {
+    const db = await openTestDatabase('pglite');
+    return { db, drop: () => db.close() };
+  }
+  const base = new URL(process.env.TEST_DATABASE_URL!);
+  const name = `${base.pathname.slice(1)}_p_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ url: url.toString(), pgliteDir: 'memory://', poolSize: 10 });
+  return {
+    db,
+    async drop() {
+      await db.close();
+      const again = new pg.Client({ connectionString: base.toString() });
+      await again.connect();
+      await again.query(`drop database if exists ${name} with (force)`);
+      await again.end();
+    },
+  };
 }
 
 export async function testApp(
