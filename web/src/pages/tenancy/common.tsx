@@ -4,6 +4,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { useLocation, useNavigate, useSearchParams } from 'react-router';
 import type { ApiError } from '../../api/client';
 import type { Ok } from '../../api/types';
+import { Field } from '../../ui/forms';
 import type { Pagination } from '../../ui/pager';
 import './tenancy.css';
 
@@ -126,6 +127,47 @@ export function parseCap(text: string, errors: Errors, field: string): number | 
     return null;
   }
   return Number(value);
+}
+
+/**
+ * A resource's name and slug: the slug follows the name (slugFromName) until it is edited by hand.
+ * An existing resource keeps its slug when it is renamed.
+ */
+export function useNameAndSlug(existing: { name: string; slug: string } | undefined) {
+  const [name, setName] = useState(existing?.name ?? '');
+  const [slug, setSlug] = useState(existing?.slug ?? '');
+  const [slugTouched, setSlugTouched] = useState(Boolean(existing));
+  return {
+    name,
+    slug,
+    changeName(value: string) {
+      setName(value);
+      if (!slugTouched) setSlug(slugFromName(value));
+    },
+    changeSlug(value: string) {
+      setSlug(value);
+      setSlugTouched(true);
+    },
+  };
+}
+
+/** The Name and Slug fields of a partner or organization form. */
+export function NameAndSlugFields({ naming, fieldError, slugHint, autoFocus }: {
+  naming: ReturnType<typeof useNameAndSlug>;
+  fieldError: (field: string) => string | undefined;
+  slugHint: string;
+  autoFocus?: boolean;
+}) {
+  return (
+    <>
+      <Field label="Name" error={fieldError('name')}>
+        <input value={naming.name} maxLength={255} required autoFocus={autoFocus} onChange={(e) => naming.changeName(e.target.value)} />
+      </Field>
+      <Field label="Slug" error={fieldError('slug')} hint={slugHint}>
+        <input value={naming.slug} maxLength={100} required spellCheck={false} autoCapitalize="off" onChange={(e) => naming.changeSlug(e.target.value)} />
+      </Field>
+    </>
+  );
 }
 
 /** A slug suggested from a name: lowercase words joined by dashes. */

@@ -6,8 +6,8 @@ import { Field } from '../../ui/forms';
 import { ErrorMessage } from '../../ui/states';
 import { useAction } from '../../ui/use-load';
 import {
-  ORG_STATUSES, ORG_TYPES, capText, checkName, checkSlug, dateInputToIso, isoToDateInput, parseCap, serverFieldError,
-  slugFromName, unplacedError, type Errors, type Organization, type Partner,
+  ORG_STATUSES, ORG_TYPES, capText, checkName, checkSlug, NameAndSlugFields, dateInputToIso, isoToDateInput, parseCap, serverFieldError,
+  unplacedError, useNameAndSlug, type Errors, type Organization, type Partner,
 } from './common';
 
 type OrgBody = {
@@ -37,9 +37,7 @@ export function OrganizationForm({ organization, choosePartner: systemScope = fa
 }) {
   const choosePartner = !organization && systemScope;
   const [partnerId, setPartnerId] = useState(presetPartner ?? '');
-  const [name, setName] = useState(organization?.name ?? '');
-  const [slug, setSlug] = useState(organization?.slug ?? '');
-  const [slugTouched, setSlugTouched] = useState(Boolean(organization));
+  const naming = useNameAndSlug(organization);
   const [type, setType] = useState<Organization['type']>(organization?.type ?? 'customer');
   const [status, setStatus] = useState<Organization['status']>(organization?.status ?? 'active');
   const [maxDevices, setMaxDevices] = useState(capText(organization?.maxDevices ?? null));
@@ -59,11 +57,11 @@ export function OrganizationForm({ organization, choosePartner: systemScope = fa
     e.preventDefault();
     const found: Errors = {};
     if (choosePartner && !partnerId) found.partnerId = 'Choose the partner the organization belongs to.';
-    checkName(name, found, 'organization');
-    checkSlug(slug, found);
+    checkName(naming.name, found, 'organization');
+    checkSlug(naming.slug, found);
     const body: OrgBody = {
-      name: name.trim(),
-      slug,
+      name: naming.name.trim(),
+      slug: naming.slug,
       type,
       status,
       maxDevices: parseCap(maxDevices, found, 'maxDevices'),
@@ -108,18 +106,7 @@ export function OrganizationForm({ organization, choosePartner: systemScope = fa
         </Field>
       )}
       <div className="side-by-side">
-        <Field label="Name" error={fieldError('name')}>
-          <input value={name} maxLength={255} required autoFocus={!choosePartner} onChange={(e) => {
-            setName(e.target.value);
-            if (!slugTouched) setSlug(slugFromName(e.target.value));
-          }} />
-        </Field>
-        <Field label="Slug" error={fieldError('slug')} hint="Lowercase letters and digits with dashes; unique within the partner.">
-          <input value={slug} maxLength={100} required spellCheck={false} autoCapitalize="off" onChange={(e) => {
-            setSlug(e.target.value);
-            setSlugTouched(true);
-          }} />
-        </Field>
+        <NameAndSlugFields naming={naming} fieldError={fieldError} slugHint="Lowercase letters and digits with dashes; unique within the partner." autoFocus={!choosePartner} />
         <Field label="Type" error={fieldError('type')}>
           <select value={type} onChange={(e) => setType(e.target.value as Organization['type'])}>
             {ORG_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}

@@ -7,8 +7,8 @@ import { Field } from '../../ui/forms';
 import { ErrorMessage } from '../../ui/states';
 import { useAction } from '../../ui/use-load';
 import {
-  PARTNER_PLANS, PARTNER_STATUSES, PARTNER_TYPES, capText, checkEmail, checkName, checkSlug, parseCap, serverFieldError,
-  slugFromName, unplacedError, type Errors, type Partner,
+  PARTNER_PLANS, PARTNER_STATUSES, PARTNER_TYPES, capText, checkEmail, checkName, checkSlug, NameAndSlugFields, parseCap, serverFieldError,
+  unplacedError, useNameAndSlug, type Errors, type Partner,
 } from './common';
 
 type PartnerBody = {
@@ -32,9 +32,7 @@ export function PartnerForm({ partner, onDone, onCancel }: {
   onDone: (partner: Partner) => void;
   onCancel: () => void;
 }) {
-  const [name, setName] = useState(partner?.name ?? '');
-  const [slug, setSlug] = useState(partner?.slug ?? '');
-  const [slugTouched, setSlugTouched] = useState(Boolean(partner));
+  const naming = useNameAndSlug(partner);
   const [type, setType] = useState<Partner['type']>(partner?.type ?? 'msp');
   const [plan, setPlan] = useState<Partner['plan']>(partner?.plan ?? 'free');
   const [status, setStatus] = useState<Partner['status']>(partner?.status ?? 'active');
@@ -54,12 +52,12 @@ export function PartnerForm({ partner, onDone, onCancel }: {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const found: Errors = {};
-    checkName(name, found, 'partner');
-    checkSlug(slug, found);
+    checkName(naming.name, found, 'partner');
+    checkSlug(naming.slug, found);
     checkEmail(billingEmail, found, 'billingEmail');
     const body: PartnerBody = {
-      name: name.trim(),
-      slug,
+      name: naming.name.trim(),
+      slug: naming.slug,
       type,
       plan,
       status,
@@ -89,18 +87,7 @@ export function PartnerForm({ partner, onDone, onCancel }: {
     <form className="panel tenancy-form" onSubmit={submit} noValidate aria-label={partner ? 'Edit partner' : 'Create partner'}>
       <h2>{partner ? `Edit ${partner.name}` : 'New partner'}</h2>
       <div className="side-by-side">
-        <Field label="Name" error={fieldError('name')}>
-          <input value={name} maxLength={255} required autoFocus onChange={(e) => {
-            setName(e.target.value);
-            if (!slugTouched) setSlug(slugFromName(e.target.value));
-          }} />
-        </Field>
-        <Field label="Slug" error={fieldError('slug')} hint="Lowercase letters and digits with dashes; unique among partners.">
-          <input value={slug} maxLength={100} required spellCheck={false} autoCapitalize="off" onChange={(e) => {
-            setSlug(e.target.value);
-            setSlugTouched(true);
-          }} />
-        </Field>
+        <NameAndSlugFields naming={naming} fieldError={fieldError} slugHint="Lowercase letters and digits with dashes; unique among partners." autoFocus />
         <Field label="Type" error={fieldError('type')}>
           <select value={type} onChange={(e) => setType(e.target.value as Partner['type'])}>
             {PARTNER_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
