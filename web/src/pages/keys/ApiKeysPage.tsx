@@ -10,7 +10,7 @@ import { ErrorMessage, Loadable } from '../../ui/states';
 import { useAction, useLoad } from '../../ui/use-load';
 import { ApiKeyCreateForm, ApiKeyEditForm, type ApiKey, type NewApiKey } from './api-key-forms';
 import {
-  Gated, KeyReveal, OrganizationFilter, PAGE_SIZE, StatusBadge, WriteGateNote, initialOrg, orgName, pagesOf,
+  Gated, KeyReveal, NewKeyButton, OrganizationFilter, PAGE_SIZE, StatusBadge, WriteGateNote, initialOrg, orgName, pagesOf,
   useListParams, useOrganizations, useWriteGate, type Revealed,
 } from './common';
 
@@ -79,12 +79,7 @@ export function ApiKeysPage() {
           onCancel={() => setCreating(false)}
         />
       ) : (
-        <div className="actions keys-new">
-          <Gated allowed={gate.allowed} label="New API key">
-            <button type="button" className="primary" disabled={!orgs.data || orgs.data.length === 0} onClick={() => { setDone(null); setCreating(true); }}>New API key</button>
-          </Gated>
-          {orgs.data?.length === 0 && <span className="hint">You reach no organization, so there is none to create a key for.</span>}
-        </div>
+        <NewKeyButton label="New API key" gate={gate} orgs={orgs.data} onClick={() => { setDone(null); setCreating(true); }} />
       )}
 
       <form className="filters" aria-label="Filter API keys" onSubmit={(e) => e.preventDefault()}>

@@ -10,7 +10,7 @@ import { Pager } from '../../ui/pager';
 import { ErrorMessage, Loadable } from '../../ui/states';
 import { useAction, useLoad } from '../../ui/use-load';
 import {
-  Gated, KeyReveal, OrganizationFilter, PAGE_SIZE, StatusBadge, WriteGateNote, initialOrg, loadSites, orgName, pagesOf,
+  Gated, KeyReveal, NewKeyButton, OrganizationFilter, PAGE_SIZE, StatusBadge, WriteGateNote, initialOrg, loadSites, orgName, pagesOf,
   useListParams, useOrganizations, useWriteGate, type Revealed,
 } from './common';
 import { EnrollmentKeyCreateForm, EnrollmentKeyRotateForm, type EnrollmentKey, type NewEnrollmentKey } from './enrollment-key-forms';
@@ -87,12 +87,7 @@ export function EnrollmentKeysPage() {
           onCancel={() => setCreating(false)}
         />
       ) : (
-        <div className="actions keys-new">
-          <Gated allowed={gate.allowed} label="New enrollment key">
-            <button type="button" className="primary" disabled={!orgs.data || orgs.data.length === 0} onClick={() => { setDone(null); setCreating(true); }}>New enrollment key</button>
-          </Gated>
-          {orgs.data?.length === 0 && <span className="hint">You reach no organization, so there is none to create a key for.</span>}
-        </div>
+        <NewKeyButton label="New enrollment key" gate={gate} orgs={orgs.data} onClick={() => { setDone(null); setCreating(true); }} />
       )}
 
       <form className="filters" aria-label="Filter enrollment keys" onSubmit={(e) => e.preventDefault()}>

@@ -76,6 +76,23 @@ export function Gated({ allowed, label, children }: { allowed: boolean; label: s
 }
 
 /** The organization filter of a list; not shown to a user who reaches one organization only. */
+/** The button that opens a create form: gated on the write permission, and useless without an organization to create for. */
+export function NewKeyButton({ label, gate, orgs, onClick }: {
+  label: string;
+  gate: { allowed: boolean };
+  orgs: Organization[] | undefined;
+  onClick: () => void;
+}) {
+  return (
+    <div className="actions keys-new">
+      <Gated allowed={gate.allowed} label={label}>
+        <button type="button" className="primary" disabled={!orgs || orgs.length === 0} onClick={onClick}>{label}</button>
+      </Gated>
+      {orgs?.length === 0 && <span className="hint">You reach no organization, so there is none to create a key for.</span>}
+    </div>
+  );
+}
+
 export function OrganizationFilter({ orgs, value, onChange }: { orgs: Organization[]; value: string; onChange: (orgId: string) => void }) {
   if (orgs.length <= 1 && !value) return null;
   return (
