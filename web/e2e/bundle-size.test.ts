@@ -1,4 +1,4 @@
-// The console's first load stays under its budget (issue 11: 250 KB of gzipped JavaScript): the
+// The console's first load stays under its budget (250 KB of gzipped JavaScript): the
 // scripts index.html loads or preloads, gzipped as a server would send them.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

@@ -12,3 +12,6 @@ export type Permission = Me['permissions'][number];
 type LoginBody = Ok<'/api/v1/auth/login', 'post'>;
 export type Tokens = Extract<LoginBody, { accessToken: string }>;
 export type MfaChallenge = Extract<LoginBody, { mfaRequired: true }>;
+import type { components } from './schema';
+/** The service's catalogue of audit action names (src/audit/actions.ts, published in /openapi.json). */
+export type AuditAction = components['schemas']['AuditAction'];

@@ -5,9 +5,11 @@ import { api, call } from '../../api/client';
 import { loadOrganizations } from '../../api/directory';
 import { useUser } from '../../session/session';
 import { formatDateTime } from '../../ui/format';
+import { StatusBadge } from '../../ui/status-badge';
 import { ErrorMessage, Spinner } from '../../ui/states';
 import { useLoad } from '../../ui/use-load';
-import { ResultBadge, actorTypeLabel } from './AuditTable';
+import { actionLabel } from './action-labels';
+import { actorTypeLabel } from './AuditTable';
 import type { LogEntry, Organization } from './query';
 
 export function AuditEntryPage() {
@@ -59,7 +61,7 @@ function EntryView({ entry, orgs }: { entry: LogEntry; orgs: Organization[] | un
   const pending = entry.seq === null;
   return (
     <>
-      <h1><code>{entry.action}</code> <ResultBadge result={entry.result} /></h1>
+      <h1><code>{entry.action}</code> <StatusBadge status={entry.result} /></h1>
       <p className="hint">{formatDateTime(entry.timestamp)} · {entry.category}</p>
 
       <section className="panel" aria-labelledby="entry-fields">
@@ -69,9 +71,9 @@ function EntryView({ entry, orgs }: { entry: LogEntry; orgs: Organization[] | un
           <dt>Time</dt><dd><time dateTime={entry.timestamp}>{formatDateTime(entry.timestamp)}</time> <span className="hint">({entry.timestamp})</span></dd>
           <dt>Organization</dt>
           <dd>{entry.orgId ? <>{orgName ? <>{orgName} </> : null}<code>{entry.orgId}</code></> : 'Platform (no organization)'}</dd>
-          <dt>Action</dt><dd><code>{entry.action}</code></dd>
+          <dt>Action</dt><dd><code>{entry.action}</code> {actionLabel(entry.action)}</dd>
           <dt>Category</dt><dd>{entry.category}</dd>
-          <dt>Result</dt><dd><ResultBadge result={entry.result} /></dd>
+          <dt>Result</dt><dd><StatusBadge status={entry.result} /></dd>
           {entry.errorMessage && <><dt>Error message</dt><dd>{entry.errorMessage}</dd></>}
         </dl>
       </section>
@@ -179,7 +181,7 @@ function ChangeCell({ side, field, values, changed }: { side: string; field: str
     <div className={`audit-diff-cell${changed ? ' audit-changed' : ''}`} data-side={side.toLowerCase()} data-field={field} data-changed={changed || undefined}>
       <div className="audit-diff-field">
         <span className="visually-hidden">{side}: </span>{field}
-        {changed && <> <span className="badge badge-warn">changed</span></>}
+        {changed && <> <StatusBadge status="changed" /></>}
       </div>
       {values && field in values ? <Value value={values[field]} /> : <span className="hint">(absent)</span>}
     </div>

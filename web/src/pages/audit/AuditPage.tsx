@@ -1,43 +1,42 @@
 // The audit log: the chain's integrity for the chosen organization, full-text search, filters, the
 // entries table and export. Every choice is kept in the URL query (query.ts).
 import { useState, type FormEvent } from 'react';
-import { useSearchParams } from 'react-router';
+import { useLocation } from 'react-router';
 import { api, call } from '../../api/client';
 import { loadOrganizations } from '../../api/directory';
 import { useCan, useUser } from '../../session/session';
 import { Field } from '../../ui/forms';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { ErrorMessage, Loadable } from '../../ui/states';
 import { useLoad, type Loaded } from '../../ui/use-load';
-import { localInputToIso } from '../../ui/format';
+import { isoToLocalInput, localInputToIso } from '../../ui/format';
 import { AuditTable } from './AuditTable';
 import { ChainStatus } from './ChainStatus';
 import { ExportButtons } from './ExportButtons';
-import { PAGE_SIZE, apiFilters, isoToLocalInput, readQuery, writeQuery, type AuditQuery, type Organization } from './query';
+import { AUDIT_KEYS, apiFilters, trimmed, type AuditQuery, type Organization } from './query';
+import { ACTION_LABELS, AUDIT_ACTIONS } from './action-labels';
 
 export function AuditPage() {
   const user = useUser();
   const can = useCan();
-  const [params, setParams] = useSearchParams();
-  const query = readQuery(params);
+  const list = useListQuery(AUDIT_KEYS);
+  const query = trimmed(list.filters);
+  const { search } = useLocation();
   // Partner and system callers read several chains and may narrow to one; an organization caller has one.
   const multiOrg = user.scope !== 'organization';
   const filters = apiFilters(query, multiOrg);
-  const viewKey = writeQuery(query).toString();
-
-  const go = (change: Partial<AuditQuery>) => setParams(writeQuery({ ...query, page: 1, ...change }));
-
   const orgs = useLoad(
     () => (multiOrg ? loadOrganizations() : Promise.resolve([] as Organization[])),
     [multiOrg],
   );
 
   const entries = useLoad(() => {
-    const paging = { page: query.page, limit: PAGE_SIZE };
+    const paging = { page: list.page, limit: PAGE_SIZE };
     return query.q
       ? call(api.GET('/api/v1/audit-logs/search', { params: { query: { ...filters, ...paging, q: query.q } } }))
       : call(api.GET('/api/v1/audit-logs/logs', { params: { query: { ...filters, ...paging } } }));
-  }, [viewKey, multiOrg]);
+  }, [list.key, multiOrg]);
 
   const orgLabel = organizationLabel(query.orgId, orgs.data);
   const filtersKey = [query.user, query.action, query.resource, query.from, query.to].join('\u0000');
@@ -51,7 +50,7 @@ export function AuditPage() {
           value={query.orgId}
           orgs={orgs}
           platform={user.scope === 'system'}
-          onChange={(orgId) => go({ orgId })}
+          onChange={(orgId) => list.setFilters({ orgId })}
         />
       )}
 
@@ -59,25 +58,19 @@ export function AuditPage() {
 
       <section className="panel" aria-labelledby="audit-find">
         <h2 id="audit-find">Find entries</h2>
-        <SearchForm key={`q:${query.q}`} q={query.q} onSearch={(q) => go({ q })} />
-        <FilterForm key={filtersKey} query={query} onApply={(change) => go(change)} />
+        <SearchForm key={`q:${query.q}`} q={query.q} onSearch={(q) => list.setFilters({ q })} />
+        <FilterForm key={filtersKey} query={query} onApply={list.setFilters} />
       </section>
 
       {can('audit:export') && <ExportButtons filters={filters} orgLabel={multiOrg ? orgLabel : null} searching={query.q !== ''} />}
 
       <section aria-labelledby="audit-results">
         <h2 id="audit-results">{query.q ? <>Search results for “{query.q}”</> : 'Entries'}</h2>
-        <Loadable state={entries} isEmpty={(body) => body.data.length === 0} empty={emptyText(query)}>
+        <Loadable state={entries} isEmpty={(body) => body.data.length === 0} empty={emptyText(query, list.page)}>
           {(body) => (
             <>
-              <AuditTable entries={body.data} busy={entries.loading} back={viewKey ? `?${viewKey}` : ''} />
-              {body.pagination.total !== null && body.pagination.totalPages !== null && (
-                <Pager
-                  label="Audit log pages"
-                  pagination={{ ...body.pagination, total: body.pagination.total, totalPages: body.pagination.totalPages }}
-                  onPage={(page) => setParams(writeQuery({ ...query, page }))}
-                />
-              )}
+              <AuditTable entries={body.data} busy={entries.loading} back={search} />
+              <Pager list={body} onPage={list.setPage} label="Audit log pages" />
             </>
           )}
         </Loadable>
@@ -93,9 +86,9 @@ function organizationLabel(orgId: string, orgs: Organization[] | undefined): str
   return orgs?.find((o) => o.id === orgId)?.name ?? `organization ${orgId}`;
 }
 
-function emptyText(query: AuditQuery): string {
+function emptyText(query: AuditQuery, page: number): string {
   const filtered = query.q || query.user || query.action || query.resource || query.from || query.to;
-  if (query.page > 1) return 'No entries on this page. Go back to the first page.';
+  if (page > 1) return 'No entries on this page. Go back to the first page.';
   return filtered ? 'No entries match. Change or clear the search and filters.' : 'No audit entries yet.';
 }
 
@@ -169,8 +162,12 @@ function FilterForm({ query, onApply }: { query: AuditQuery; onApply: (change: P
         <input value={user} onChange={(e) => setUser(e.target.value)} placeholder="E-mail or name" />
       </Field>
       <Field label="Action">
-        <input value={action} onChange={(e) => setAction(e.target.value)} placeholder="e.g. api_key." />
+        <input value={action} onChange={(e) => setAction(e.target.value)} placeholder="e.g. api_key." list="audit-actions" />
       </Field>
+      {/* Suggestions from the service's catalogue; any text still filters by substring. */}
+      <datalist id="audit-actions">
+        {AUDIT_ACTIONS.map((name) => <option key={name} value={name}>{ACTION_LABELS[name]}</option>)}
+      </datalist>
       <Field label="Resource">
         <input value={resource} onChange={(e) => setResource(e.target.value)} placeholder="Type or name" />
       </Field>

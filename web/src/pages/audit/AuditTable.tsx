@@ -1,6 +1,8 @@
 // The entries table shared by the list and the search: one row per entry, each linking to its page.
 import { Link } from 'react-router';
 import { formatDateTime } from '../../ui/format';
+import { StatusBadge } from '../../ui/status-badge';
+import { actionLabel } from './action-labels';
 import type { LogEntry } from './query';
 
 export function AuditTable({ entries, busy, back }: { entries: LogEntry[]; busy: boolean; back: string }) {
@@ -25,9 +27,9 @@ export function AuditTable({ entries, busy, back }: { entries: LogEntry[]; busy:
               </Link>
             </td>
             <td><Actor entry={entry} /></td>
-            <td><code>{entry.action}</code><div className="hint">{entry.category}</div></td>
+            <td><code>{entry.action}</code><div className="hint">{actionLabel(entry.action)} · {entry.category}</div></td>
             <td><Resource entry={entry} /></td>
-            <td><ResultBadge result={entry.result} /></td>
+            <td><StatusBadge status={entry.result} /></td>
             <td>{entry.ipAddress ?? '—'}</td>
           </tr>
         ))}
@@ -64,11 +66,4 @@ function Resource({ entry }: { entry: LogEntry }) {
       {name && type && <div className="hint">{type}</div>}
     </>
   );
-}
-
-const RESULT_CLASS: Record<LogEntry['result'], string> = { success: 'badge-ok', failure: 'badge-bad', denied: 'badge-warn' };
-
-/** The result as a word in a badge: colour helps, the word says it. */
-export function ResultBadge({ result }: { result: LogEntry['result'] }) {
-  return <span className={`badge ${RESULT_CLASS[result] ?? 'badge-muted'}`}>{result}</span>;
 }

@@ -1,7 +1,8 @@
 // The device's own record, every field of GET /devices/{id}.
 import { Link } from 'react-router';
 import { formatDateTime } from '../../ui/format';
-import { StatusBadge, type Device } from './shared';
+import { StatusBadge } from '../../ui/status-badge';
+import type { Device } from './device';
 
 export function osLabel(device: Pick<Device, 'osType' | 'osVersion' | 'architecture'>): string {
   const name = { windows: 'Windows', macos: 'macOS', linux: 'Linux' }[device.osType] ?? device.osType;

@@ -14,7 +14,8 @@ import { LiveEvents } from './live/LiveEvents';
 import { LiveLogs } from './live/LiveLogs';
 import { LiveRecord } from './live/LiveRecord';
 import { loadOrganizations, loadSite } from '../../api/directory';
-import { StatusBadge, type Device } from './shared';
+import { StatusBadge } from '../../ui/status-badge';
+import type { Device } from './device';
 
 export function DevicePage() {
   const can = useCan();

@@ -4,11 +4,14 @@ import { Link } from 'react-router';
 import { api, call } from '../../api/client';
 import { formatDateTime } from '../../ui/format';
 import { Field } from '../../ui/forms';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { ErrorMessage, Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useLoad, usePolling } from '../../ui/use-load';
 import { loadOrganizations, loadSitesOf, loadSitesOfMany } from '../../api/directory';
-import { DEVICE_STATUSES, InvalidFilters, StatusBadge, counted, oneOf, useUrlQuery, type Device } from './shared';
+import { DEVICE_STATUSES, type Device } from './device';
+import { InvalidFilters, oneOf } from './filter-form';
 import { NoDeviceAccess, osLabel } from './DeviceOverview';
 import { useCan } from '../../session/session';
 
@@ -22,10 +25,8 @@ export function DevicesPage() {
 }
 
 function DeviceList() {
-  const query = useUrlQuery();
-  const orgId = query.get('orgId');
-  const siteId = query.get('siteId');
-  const status = query.get('status');
+  const query = useListQuery(['orgId', 'siteId', 'status']);
+  const { orgId, siteId, status } = query.filters;
   const invalid = [
     orgId && !UUID.test(orgId) ? 'organization' : '',
     siteId && !UUID.test(siteId) ? 'site' : '',
@@ -36,10 +37,10 @@ function DeviceList() {
   const filterSites = useLoad(async () => (orgId && UUID.test(orgId) ? loadSitesOf(orgId) : []), [orgId]);
   const devices = useLoad(async () => {
     if (invalid.length > 0) return null;
-    return call(api.GET('/api/v1/devices/', {
-      params: { query: { page: query.page, orgId: orgId || undefined, siteId: siteId || undefined, status: oneOf(DEVICE_STATUSES, status) } },
+    return call(api.GET('/api/v1/devices', {
+      params: { query: { page: query.page, limit: PAGE_SIZE, orgId: orgId || undefined, siteId: siteId || undefined, status: oneOf(DEVICE_STATUSES, status) } },
     }));
-  }, [query.page, orgId, siteId, status]);
+  }, [query.key]);
   // Devices come online and drop off on their own: keep the page current without a reload.
   usePolling(devices.reload, STATUS_REFRESH_MS);
 
@@ -55,28 +56,28 @@ function DeviceList() {
       <p className="hint">Status updates every {STATUS_REFRESH_MS / 1000} seconds.</p>
       <form className="filters" role="search" aria-label="Filter devices" onSubmit={(e) => e.preventDefault()}>
         <Field label="Organization">
-          <select value={orgId} onChange={(e) => query.update({ orgId: e.target.value, siteId: '' })}>
+          <select value={orgId} onChange={(e) => query.setFilters({ orgId: e.target.value, siteId: '' })}>
             <option value="">All organizations</option>
             {orgs.data?.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
             {orgId && orgs.data && !orgs.data.some((o) => o.id === orgId) && <option value={orgId}>{orgId}</option>}
           </select>
         </Field>
         <Field label="Site" hint={orgId ? undefined : 'Choose an organization first'}>
-          <select value={siteId} disabled={!orgId} onChange={(e) => query.update({ siteId: e.target.value })}>
+          <select value={siteId} disabled={!orgId} onChange={(e) => query.setFilters({ siteId: e.target.value })}>
             <option value="">All sites</option>
             {filterSites.data?.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
             {siteId && filterSites.data && !filterSites.data.some((s) => s.id === siteId) && <option value={siteId}>{siteId}</option>}
           </select>
         </Field>
         <Field label="Status">
-          <select value={status} onChange={(e) => query.update({ status: e.target.value })}>
+          <select value={status} onChange={(e) => query.setFilters({ status: e.target.value })}>
             <option value="">Any status</option>
             {DEVICE_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
             {status && !oneOf(DEVICE_STATUSES, status) && <option value={status}>{status}</option>}
           </select>
         </Field>
         {(orgId || siteId || status) && (
-          <div className="actions"><button type="button" onClick={() => query.update({ orgId: '', siteId: '', status: '' })}>Clear filters</button></div>
+          <div className="actions"><button type="button" onClick={() => query.setFilters({ orgId: '', siteId: '', status: '' })}>Clear filters</button></div>
         )}
       </form>
       <ErrorMessage error={orgs.error} onRetry={orgs.reload} />
@@ -87,7 +88,7 @@ function DeviceList() {
           {(page) => page && (
             <>
               <DeviceTable devices={page.data} orgName={orgName} siteName={siteName} busy={devices.loading} />
-              <Pager pagination={counted(page.pagination)} onPage={query.setPage} label="Device pages" />
+              <Pager list={page} onPage={query.setPage} label="Device pages" />
             </>
           )}
         </Loadable>

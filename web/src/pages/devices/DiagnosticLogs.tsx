@@ -3,12 +3,13 @@
 import { api, call } from '../../api/client';
 import { formatDateTime } from '../../ui/format';
 import { Checkbox, Field } from '../../ui/forms';
+import { useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useLoad } from '../../ui/use-load';
-import {
-  DateTimeField, FilterActions, InvalidFilters, JsonCell, LevelBadge, PageSizeField, checkLimit, checkRange, counted, useFilterForm, useUrlQuery, type Errors,
-} from './shared';
+import { DateTimeField, FilterActions, InvalidFilters, PageSizeField, checkLimit, checkRange, pageSize, useFilterForm, type Errors } from './filter-form';
+import { JsonCell } from './json-cell';
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const KEYS = ['level', 'component', 'search', 'since', 'until', 'limit'] as const;
@@ -25,8 +26,8 @@ function validate(v: Record<Key, string>): Errors<Key> {
 }
 
 export function DiagnosticLogs({ deviceId }: { deviceId: string }) {
-  const query = useUrlQuery();
-  const form = useFilterForm(query, KEYS, validate);
+  const query = useListQuery(KEYS);
+  const form = useFilterForm(query, validate);
   const v = form.applied;
   const logs = useLoad(async () => {
     if (form.urlInvalid) return null;
@@ -34,12 +35,12 @@ export function DiagnosticLogs({ deviceId }: { deviceId: string }) {
       params: {
         path: { id: deviceId },
         query: {
-          page: query.page, limit: v.limit ? Number(v.limit) : undefined, level: v.level || undefined, component: v.component || undefined,
+          page: query.page, limit: pageSize(v.limit), level: v.level || undefined, component: v.component || undefined,
           search: v.search || undefined, since: v.since || undefined, until: v.until || undefined,
         },
       },
     }));
-  }, [deviceId, query.params.toString()]);
+  }, [deviceId, query.key]);
 
   const chosen = form.draft.level ? form.draft.level.split(',') : [];
   const toggle = (level: string, on: boolean) =>
@@ -75,7 +76,7 @@ export function DiagnosticLogs({ deviceId }: { deviceId: string }) {
                   {p.data.map((e) => (
                     <tr key={e.id}>
                       <td>{formatDateTime(e.timestamp)}</td>
-                      <td><LevelBadge level={e.level} /></td>
+                      <td><StatusBadge status={e.level} /></td>
                       <td>{e.component}</td>
                       <td className="devices-text">{e.message}</td>
                       <td><JsonCell value={e.fields} /></td>
@@ -84,7 +85,7 @@ export function DiagnosticLogs({ deviceId }: { deviceId: string }) {
                   ))}
                 </tbody>
               </table>
-              <Pager pagination={counted(p.pagination)} onPage={query.setPage} label="Diagnostic log pages" />
+              <Pager list={p} onPage={query.setPage} label="Diagnostic log pages" />
             </>
           )}
         </Loadable>

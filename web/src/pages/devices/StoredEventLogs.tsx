@@ -3,12 +3,15 @@
 import { api, call } from '../../api/client';
 import { formatDateTime } from '../../ui/format';
 import { Field } from '../../ui/forms';
+import { useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useLoad } from '../../ui/use-load';
 import {
-  DateTimeField, FilterActions, InvalidFilters, JsonCell, LevelBadge, PageSizeField, checkLimit, checkRange, counted, oneOf, useFilterForm, useUrlQuery, type Errors,
-} from './shared';
+  DateTimeField, FilterActions, InvalidFilters, PageSizeField, checkLimit, checkRange, oneOf, pageSize, useFilterForm, type Errors,
+} from './filter-form';
+import { JsonCell } from './json-cell';
 
 const CATEGORIES = ['security', 'hardware', 'application', 'system'] as const;
 const LEVELS = ['info', 'warning', 'error', 'critical'] as const;
@@ -26,8 +29,8 @@ function validate(v: Record<Key, string>): Errors<Key> {
 }
 
 export function StoredEventLogs({ deviceId }: { deviceId: string }) {
-  const query = useUrlQuery();
-  const form = useFilterForm(query, KEYS, validate);
+  const query = useListQuery(KEYS);
+  const form = useFilterForm(query, validate);
   const v = form.applied;
   const events = useLoad(async () => {
     if (form.urlInvalid) return null;
@@ -35,12 +38,12 @@ export function StoredEventLogs({ deviceId }: { deviceId: string }) {
       params: {
         path: { id: deviceId },
         query: {
-          page: query.page, limit: v.limit ? Number(v.limit) : undefined, category: oneOf(CATEGORIES, v.category), level: oneOf(LEVELS, v.level),
+          page: query.page, limit: pageSize(v.limit), category: oneOf(CATEGORIES, v.category), level: oneOf(LEVELS, v.level),
           source: v.source || undefined, startDate: v.startDate || undefined, endDate: v.endDate || undefined,
         },
       },
     }));
-  }, [deviceId, query.params.toString()]);
+  }, [deviceId, query.key]);
 
   return (
     <section aria-labelledby="stored-title">
@@ -79,7 +82,7 @@ export function StoredEventLogs({ deviceId }: { deviceId: string }) {
                   {p.data.map((e) => (
                     <tr key={e.id}>
                       <td>{formatDateTime(e.timestamp)}</td>
-                      <td><LevelBadge level={e.level} /></td>
+                      <td><StatusBadge status={e.level} /></td>
                       <td>{e.category}</td>
                       <td>{e.source}</td>
                       <td>{e.eventId ?? '—'}</td>
@@ -89,7 +92,7 @@ export function StoredEventLogs({ deviceId }: { deviceId: string }) {
                   ))}
                 </tbody>
               </table>
-              <Pager pagination={counted(p.pagination)} onPage={query.setPage} label="Event log pages" />
+              <Pager list={p} onPage={query.setPage} label="Event log pages" />
             </>
           )}
         </Loadable>

@@ -5,12 +5,15 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, call, ApiError } from '../../api/client';
 import { useCan, useUser } from '../../session/session';
 import { ConfirmButton } from '../../ui/confirm';
-import { formatDateTime } from '../../ui/format';
+import { formatDateTime, formatDay } from '../../ui/format';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { ErrorMessage, Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useAction, useLoad } from '../../ui/use-load';
-import { NotAvailable, PAGE_SIZE, RouteNotice, StatusBadge, formatDay, toPagination, usePageParam, type Organization } from './common';
 import { loadOrganizations } from '../../api/directory';
+import { NotAvailable, RouteNotice } from './page-notices';
+import type { Organization } from './resources';
 import { OrganizationForm } from './organization-form';
 import { SiteForm } from './site-form';
 import { SiteTable } from './site-list';
@@ -114,12 +117,12 @@ function OrganizationDetails({ orgId }: { orgId: string }) {
 }
 
 function OrganizationSites({ org, canWrite }: { org: Organization; canWrite: boolean }) {
-  const [page, setPage] = usePageParam('sitesPage');
+  const { page, key, setPage } = useListQuery([], 'sitesPage');
   const [creating, setCreating] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const list = useLoad(
     () => call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: org.id, page, limit: PAGE_SIZE } } })),
-    [org.id, page],
+    [org.id, key],
   );
   const changed = (message: string) => {
     setNotice(message);
@@ -143,7 +146,7 @@ function OrganizationSites({ org, canWrite }: { org: Organization; canWrite: boo
         {(body) => (
           <>
             <SiteTable sites={body.data} canWrite={canWrite} onChanged={changed} />
-            <Pager pagination={toPagination(body.pagination)} onPage={setPage} label="Site pages" />
+            <Pager list={body} onPage={setPage} label="Site pages" />
           </>
         )}
       </Loadable>

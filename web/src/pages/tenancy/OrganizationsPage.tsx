@@ -7,11 +7,14 @@ import { api, call } from '../../api/client';
 import { useCan, useUser } from '../../session/session';
 import { Field } from '../../ui/forms';
 import { formatDateTime } from '../../ui/format';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useLoad } from '../../ui/use-load';
-import { NotAvailable, PAGE_SIZE, RouteNotice, StatusBadge, toPagination, usePageParam, useQueryParam, type Organization } from './common';
 import { namesById, useAccessibleOrganizations, usePartnerOptions } from './data';
+import { NotAvailable, RouteNotice } from './page-notices';
+import type { Organization } from './resources';
 import { OrganizationForm } from './organization-form';
 import { OrganizationOrder } from './organization-order';
 
@@ -41,14 +44,14 @@ function OwnOrganization() {
 
 function OrganizationList({ system, canWrite }: { system: boolean; canWrite: boolean }) {
   const navigate = useNavigate();
-  const [page, setPage] = usePageParam();
-  const [partnerFilter, setPartnerFilter] = useQueryParam('partnerId');
+  const { page, filters, key, setPage, setFilters } = useListQuery(['partnerId']);
+  const partnerFilter = filters.partnerId;
   const [creating, setCreating] = useState(false);
   const [ordering, setOrdering] = useState(false);
   const partners = usePartnerOptions(system);
   const list = useLoad(
     () => call(api.GET('/api/v1/orgs/organizations', { params: { query: { page, limit: PAGE_SIZE, ...(partnerFilter ? { partnerId: partnerFilter } : {}) } } })),
-    [page, partnerFilter],
+    [key],
   );
   const partnerNames = namesById(partners.data);
 
@@ -79,7 +82,7 @@ function OrganizationList({ system, canWrite }: { system: boolean; canWrite: boo
       {system && (
         <div className="filters" role="search" aria-label="Filter organizations">
           <Field label="Show organizations of" hint={partners.error ? `Partners could not be loaded: ${partners.error.message}` : undefined}>
-            <select value={partnerFilter} onChange={(e) => setPartnerFilter(e.target.value)}>
+            <select value={partnerFilter} onChange={(e) => setFilters({ partnerId: e.target.value })}>
               <option value="">All partners</option>
               {partners.data?.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
               {partnerFilter && partners.data && !partnerNames.has(partnerFilter) && <option value={partnerFilter}>Partner {partnerFilter}</option>}
@@ -91,7 +94,7 @@ function OrganizationList({ system, canWrite }: { system: boolean; canWrite: boo
         {(body) => (
           <>
             <OrganizationTable organizations={body.data} partnerNames={system ? partnerNames : undefined} />
-            <Pager pagination={toPagination(body.pagination)} onPage={setPage} label="Organization pages" />
+            <Pager list={body} onPage={setPage} label="Organization pages" />
           </>
         )}
       </Loadable>

@@ -5,10 +5,13 @@ import { api, call } from '../../api/client';
 import { useCan, useUser } from '../../session/session';
 import { ConfirmButton } from '../../ui/confirm';
 import { formatDateTime } from '../../ui/format';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { ErrorMessage, Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useAction, useLoad } from '../../ui/use-load';
-import { NotAvailable, PAGE_SIZE, RouteNotice, StatusBadge, toPagination, usePageParam, type Partner } from './common';
+import { NotAvailable, RouteNotice } from './page-notices';
+import type { Partner } from './resources';
 import { OrganizationForm } from './organization-form';
 import { OrganizationTable } from './OrganizationsPage';
 import { PartnerForm } from './partner-form';
@@ -100,11 +103,11 @@ function PartnerProps({ partner }: { partner: Partner }) {
 
 function PartnerOrganizations({ partner, canWrite }: { partner: Partner; canWrite: boolean }) {
   const navigate = useNavigate();
-  const [page, setPage] = usePageParam('orgsPage');
+  const { page, key, setPage } = useListQuery([], 'orgsPage');
   const [creating, setCreating] = useState(false);
   const list = useLoad(
     () => call(api.GET('/api/v1/orgs/organizations', { params: { query: { partnerId: partner.id, page, limit: PAGE_SIZE } } })),
-    [partner.id, page],
+    [partner.id, key],
   );
   return (
     <section className="tenancy-section" aria-labelledby="partner-orgs-title">
@@ -125,7 +128,7 @@ function PartnerOrganizations({ partner, canWrite }: { partner: Partner; canWrit
         {(body) => (
           <>
             <OrganizationTable organizations={body.data} />
-            <Pager pagination={toPagination(body.pagination)} onPage={setPage} label="Organization pages" />
+            <Pager list={body} onPage={setPage} label="Organization pages" />
           </>
         )}
       </Loadable>

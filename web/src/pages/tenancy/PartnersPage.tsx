@@ -4,10 +4,12 @@ import { Link, useNavigate } from 'react-router';
 import { api, call } from '../../api/client';
 import { useCan, useUser } from '../../session/session';
 import { formatDateTime } from '../../ui/format';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
+import { StatusBadge } from '../../ui/status-badge';
 import { useLoad } from '../../ui/use-load';
-import { NotAvailable, PAGE_SIZE, RouteNotice, StatusBadge, toPagination, usePageParam } from './common';
+import { NotAvailable, RouteNotice } from './page-notices';
 import { PartnerForm } from './partner-form';
 
 export function PartnersPage() {
@@ -25,9 +27,9 @@ export function PartnersPage() {
 
 function PartnerList({ canWrite }: { canWrite: boolean }) {
   const navigate = useNavigate();
-  const [page, setPage] = usePageParam();
+  const { page, key, setPage } = useListQuery([]);
   const [creating, setCreating] = useState(false);
-  const list = useLoad(() => call(api.GET('/api/v1/orgs/partners', { params: { query: { page, limit: PAGE_SIZE } } })), [page]);
+  const list = useLoad(() => call(api.GET('/api/v1/orgs/partners', { params: { query: { page, limit: PAGE_SIZE } } })), [key]);
 
   return (
     <main id="main" className="page">
@@ -63,7 +65,7 @@ function PartnerList({ canWrite }: { canWrite: boolean }) {
                 {body.data.length === 0 && <tr><td colSpan={6}>No partners on this page.</td></tr>}
               </tbody>
             </table>
-            <Pager pagination={toPagination(body.pagination)} onPage={setPage} label="Partner pages" />
+            <Pager list={body} onPage={setPage} label="Partner pages" />
           </>
         )}
       </Loadable>

@@ -7,7 +7,8 @@ import { ConfirmButton } from '../../ui/confirm';
 import { formatDateTime } from '../../ui/format';
 import { ErrorMessage, Loadable } from '../../ui/states';
 import { useAction, useLoad } from '../../ui/use-load';
-import { NotAvailable, RouteNotice, type Site } from './common';
+import { NotAvailable, RouteNotice } from './page-notices';
+import type { Site } from './resources';
 import { loadOrganization } from './OrganizationPage';
 import { SiteForm, addressText } from './site-form';
 

@@ -4,11 +4,12 @@ import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { useCan } from '../../session/session';
 import { Field } from '../../ui/forms';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
 import { Pager } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
 import { useLoad } from '../../ui/use-load';
-import { NotAvailable, PAGE_SIZE, RouteNotice, toPagination, usePageParam, useQueryParam } from './common';
 import { namesById, useAccessibleOrganizations } from './data';
+import { NotAvailable, RouteNotice } from './page-notices';
 import { SiteForm } from './site-form';
 import { SiteTable } from './site-list';
 
@@ -21,15 +22,15 @@ export function SitesPage() {
 }
 
 function SiteList({ canWrite }: { canWrite: boolean }) {
-  const [page, setPage] = usePageParam();
-  const [orgFilter, setOrgFilter] = useQueryParam('orgId');
+  const { page, filters, key, setPage, setFilters } = useListQuery(['orgId']);
+  const orgFilter = filters.orgId;
   const [creating, setCreating] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const orgs = useAccessibleOrganizations();
   const orgNames = namesById(orgs.data);
   const list = useLoad(
     () => call(api.GET('/api/v1/orgs/sites', { params: { query: { page, limit: PAGE_SIZE, ...(orgFilter ? { orgId: orgFilter } : {}) } } })),
-    [page, orgFilter],
+    [key],
   );
   const changed = (message: string) => {
     setNotice(message);
@@ -57,7 +58,7 @@ function SiteList({ canWrite }: { canWrite: boolean }) {
       )}
       <div className="filters" role="search" aria-label="Filter sites">
         <Field label="Show sites of" hint={orgs.error ? `Organizations could not be loaded: ${orgs.error.message}` : undefined}>
-          <select value={orgFilter} onChange={(e) => setOrgFilter(e.target.value)}>
+          <select value={orgFilter} onChange={(e) => setFilters({ orgId: e.target.value })}>
             <option value="">All organizations</option>
             {sortedOrgs?.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
             {orgFilter && orgs.data && !orgNames.has(orgFilter) && <option value={orgFilter}>Organization {orgFilter}</option>}
@@ -72,7 +73,7 @@ function SiteList({ canWrite }: { canWrite: boolean }) {
         {(body) => (
           <>
             <SiteTable sites={body.data} orgNames={orgNames} canWrite={canWrite} onChanged={changed} />
-            <Pager pagination={toPagination(body.pagination)} onPage={setPage} label="Site pages" />
+            <Pager list={body} onPage={setPage} label="Site pages" />
           </>
         )}
       </Loadable>

@@ -3,7 +3,7 @@
 import { api, call } from '../../api/client';
 import { loadOrganizations } from '../../api/directory';
 import { useLoad, type Loaded } from '../../ui/use-load';
-import type { Organization, Partner } from './common';
+import type { Organization, Partner } from './resources';
 
 /** Pages of 100 are read until the end, at most this many (10,000 partners). */
 const MAX_PAGES = 100;

@@ -1,4 +1,6 @@
 // The tenancy section: partners (system scope), organizations and sites.
+import './tenancy.css';
+
 export { PartnersPage } from './PartnersPage';
 export { PartnerPage } from './PartnerPage';
 export { OrganizationsPage } from './OrganizationsPage';

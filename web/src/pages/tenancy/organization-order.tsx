@@ -6,7 +6,8 @@ import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { Link } from 'react-router';
 import { api, call, ApiError } from '../../api/client';
 import { ErrorMessage, Loadable } from '../../ui/states';
-import { StatusBadge, type Organization } from './common';
+import { StatusBadge } from '../../ui/status-badge';
+import type { Organization } from './resources';
 import { useAccessibleOrganizations } from './data';
 
 type SaveState = 'idle' | 'saving' | 'saved' | 'error';

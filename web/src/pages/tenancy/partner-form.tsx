@@ -1,15 +1,12 @@
 // The partner form, for create (POST /orgs/partners) and edit (PATCH /orgs/partners/:id, changed
-// fields only). Validates as SPEC and the schema state before sending; the server's refusals land
-// next to their field (a duplicate slug is 409 next to Slug).
-import { useState, type FormEvent } from 'react';
+// fields only), on the tenancy form's base (a duplicate slug is 409 next to Slug).
+import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { Field } from '../../ui/forms';
-import { ErrorMessage } from '../../ui/states';
-import { useAction } from '../../ui/use-load';
-import {
-  PARTNER_PLANS, PARTNER_STATUSES, PARTNER_TYPES, capText, checkEmail, checkName, checkSlug, NameAndSlugFields, parseCap, serverFieldError,
-  unplacedError, useNameAndSlug, type Errors, type Partner,
-} from './common';
+import { capText, checkEmail, parseCap, type Errors } from './field-checks';
+import { NameAndSlugFields, useNameAndSlug } from './name-and-slug';
+import { PARTNER_PLANS, PARTNER_STATUSES, PARTNER_TYPES, type Partner } from './resources';
+import { TenancyForm, useTenancyForm } from './tenancy-form';
 
 type PartnerBody = {
   name: string;
@@ -26,6 +23,13 @@ const FIELDS: Record<string, string[]> = {
   name: [], slug: ['CONFLICT'], type: [], plan: [], status: [], billingEmail: [], maxOrganizations: [], maxDevices: [],
 };
 
+/** The changed fields of `partner` saved, or a new partner created. */
+function savePartner(partner: Partner | undefined, body: Partial<PartnerBody>): Promise<Partner> {
+  return partner
+    ? call(api.PATCH('/api/v1/orgs/partners/{id}', { params: { path: { id: partner.id } }, body }))
+    : call(api.POST('/api/v1/orgs/partners', { body: body as PartnerBody }));
+}
+
 export function PartnerForm({ partner, onDone, onCancel }: {
   /** The partner to edit; absent to create one. */
   partner?: Partner;
@@ -39,88 +43,57 @@ export function PartnerForm({ partner, onDone, onCancel }: {
   const [billingEmail, setBillingEmail] = useState(partner?.billingEmail ?? '');
   const [maxOrganizations, setMaxOrganizations] = useState(capText(partner?.maxOrganizations ?? null));
   const [maxDevices, setMaxDevices] = useState(capText(partner?.maxDevices ?? null));
-  const [errors, setErrors] = useState<Errors>({});
-  const [nothing, setNothing] = useState(false);
-
-  const save = useAction(async (body: Partial<PartnerBody>) => {
-    const saved = partner
-      ? await call(api.PATCH('/api/v1/orgs/partners/{id}', { params: { path: { id: partner.id } }, body }))
-      : await call(api.POST('/api/v1/orgs/partners', { body: body as PartnerBody }));
-    onDone(saved);
+  const form = useTenancyForm<PartnerBody, Partner>({
+    before: partner,
+    fields: FIELDS,
+    send: (body) => savePartner(partner, body),
+    onDone,
   });
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     const found: Errors = {};
-    checkName(naming.name, found, 'partner');
-    checkSlug(naming.slug, found);
+    naming.check(found, 'partner');
     checkEmail(billingEmail, found, 'billingEmail');
-    const body: PartnerBody = {
-      name: naming.name.trim(),
-      slug: naming.slug,
+    form.submit(found, {
+      ...naming.values(),
       type,
       plan,
       status,
       billingEmail: billingEmail.trim() || null,
       maxOrganizations: parseCap(maxOrganizations, found, 'maxOrganizations'),
       maxDevices: parseCap(maxDevices, found, 'maxDevices'),
-    };
-    setErrors(found);
-    setNothing(false);
-    save.clearError();
-    if (Object.keys(found).length > 0) return;
-    if (!partner) {
-      const { billingEmail: email, maxOrganizations: orgCap, maxDevices: deviceCap, ...rest } = body;
-      void save.run({ ...rest, ...(email ? { billingEmail: email } : {}), ...(orgCap !== null ? { maxOrganizations: orgCap } : {}), ...(deviceCap !== null ? { maxDevices: deviceCap } : {}) });
-      return;
-    }
-    const changed = Object.fromEntries(
-      Object.entries(body).filter(([key, value]) => partner[key as keyof PartnerBody] !== value),
-    ) as Partial<PartnerBody>;
-    if (Object.keys(changed).length === 0) return setNothing(true);
-    void save.run(changed);
+    });
   };
 
-  const fieldError = (field: string) => errors[field] ?? serverFieldError(save.error, field, FIELDS[field]);
-
   return (
-    <form className="panel tenancy-form" onSubmit={submit} noValidate aria-label={partner ? 'Edit partner' : 'Create partner'}>
-      <h2>{partner ? `Edit ${partner.name}` : 'New partner'}</h2>
+    <TenancyForm noun="partner" existing={partner} form={form} onSubmit={submit} onCancel={onCancel}>
       <div className="side-by-side">
-        <NameAndSlugFields naming={naming} fieldError={fieldError} slugHint="Lowercase letters and digits with dashes; unique among partners." autoFocus />
-        <Field label="Type" error={fieldError('type')}>
+        <NameAndSlugFields naming={naming} fieldError={form.fieldError} slugHint="Lowercase letters and digits with dashes; unique among partners." autoFocus />
+        <Field label="Type" error={form.fieldError('type')}>
           <select value={type} onChange={(e) => setType(e.target.value as Partner['type'])}>
             {PARTNER_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
           </select>
         </Field>
-        <Field label="Plan" error={fieldError('plan')}>
+        <Field label="Plan" error={form.fieldError('plan')}>
           <select value={plan} onChange={(e) => setPlan(e.target.value as Partner['plan'])}>
             {PARTNER_PLANS.map((p) => <option key={p} value={p}>{p}</option>)}
           </select>
         </Field>
-        <Field label="Status" error={fieldError('status')} hint="Users of a partner that is not active are refused.">
+        <Field label="Status" error={form.fieldError('status')} hint="Users of a partner that is not active are refused.">
           <select value={status} onChange={(e) => setStatus(e.target.value as Partner['status'])}>
             {PARTNER_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </Field>
-        <Field label="Billing e-mail" error={fieldError('billingEmail')} hint="Optional.">
+        <Field label="Billing e-mail" error={form.fieldError('billingEmail')} hint="Optional.">
           <input type="email" value={billingEmail} maxLength={255} onChange={(e) => setBillingEmail(e.target.value)} />
         </Field>
-        <Field label="Maximum organizations" error={fieldError('maxOrganizations')} hint="Empty: no limit.">
+        <Field label="Maximum organizations" error={form.fieldError('maxOrganizations')} hint="Empty: no limit.">
           <input inputMode="numeric" value={maxOrganizations} onChange={(e) => setMaxOrganizations(e.target.value)} />
         </Field>
-        <Field label="Maximum devices" error={fieldError('maxDevices')} hint="Empty: no limit.">
+        <Field label="Maximum devices" error={form.fieldError('maxDevices')} hint="Empty: no limit.">
           <input inputMode="numeric" value={maxDevices} onChange={(e) => setMaxDevices(e.target.value)} />
         </Field>
       </div>
-      {nothing && <p className="hint" role="status">Nothing to save: no field was changed.</p>}
-      <ErrorMessage error={unplacedError(save.error, FIELDS)} />
-      <div className="actions">
-        <button type="submit" className="primary" disabled={save.pending}>
-          {save.pending ? 'Saving…' : partner ? 'Save partner' : 'Create partner'}
-        </button>
-        <button type="button" onClick={onCancel}>Cancel</button>
-      </div>
-    </form>
+    </TenancyForm>
   );
 }

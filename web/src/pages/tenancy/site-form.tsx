@@ -1,16 +1,16 @@
 // The site form, for create (POST /orgs/sites) and edit (PATCH /orgs/sites/:id, changed fields
-// only; the organization cannot change). The timezone must be one this browser knows
+// only; the organization cannot change), on the tenancy form's base. The timezone must be one this browser knows
 // (Intl.supportedValuesOf('timeZone')) before it is sent; the address is free-form JSON on the
 // server, written here as street / city / region / postal code / country.
-import { useId, useMemo, useState, type FormEvent } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { api, call } from '../../api/client';
 import { Field } from '../../ui/forms';
-import { ErrorMessage } from '../../ui/states';
-import { useAction } from '../../ui/use-load';
-import { checkName, serverFieldError, unplacedError, type Errors, type Organization, type Site } from './common';
+import { checkName, type Errors } from './field-checks';
+import type { Organization, Site } from './resources';
+import { TenancyForm, useTenancyForm } from './tenancy-form';
 
 type Address = Record<string, unknown>;
-type SiteBody = { orgId?: string; name: string; timezone: string; address: Address | null };
+type SiteBody = { name: string; timezone: string; address: Address | null };
 
 export const ADDRESS_FIELDS = [
   ['street', 'Street'],
@@ -72,6 +72,13 @@ export function addressText(address: Address | null): string {
   return [...known, ...other].join(', ') || '—';
 }
 
+/** The changed fields of `site` saved, or a new site created. */
+function saveSite(site: Site | undefined, body: Partial<SiteBody>): Promise<Site> {
+  return site
+    ? call(api.PATCH('/api/v1/orgs/sites/{id}', { params: { path: { id: site.id } }, body }))
+    : call(api.POST('/api/v1/orgs/sites', { body: body as SiteBody & { orgId: string } }));
+}
+
 export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations, onDone, onCancel }: {
   /** The site to edit; absent to create one. */
   site?: Site;
@@ -93,18 +100,14 @@ export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations
     return Object.fromEntries(ADDRESS_FIELDS.map(([key]) => [key, typeof a[key] === 'string' ? (a[key] as string) : ''])) as Record<AddressKey, string>;
   }, [site]);
   const [address, setAddress] = useState(initialAddress);
-  const [errors, setErrors] = useState<Errors>({});
-  const [nothing, setNothing] = useState(false);
-
-  const save = useAction(async (body: Partial<SiteBody>) => {
-    const saved = site
-      ? await call(api.PATCH('/api/v1/orgs/sites/{id}', { params: { path: { id: site.id } }, body }))
-      : await call(api.POST('/api/v1/orgs/sites', { body: body as SiteBody & { orgId: string } }));
-    onDone(saved);
+  const form = useTenancyForm<SiteBody, Site>({
+    before: site && { name: site.name, timezone: site.timezone, address: site.address && Object.keys(site.address).length > 0 ? site.address : null },
+    fields: FIELDS,
+    send: (body) => saveSite(site, body),
+    onDone,
   });
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     const found: Errors = {};
     if (chooseOrg && !org) found.orgId = 'Choose the organization the site belongs to.';
     checkName(name, found, 'site');
@@ -112,10 +115,6 @@ export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations
     const zoneProblem = timezoneProblem(zone, site?.timezone);
     if (zoneProblem) found.timezone = zoneProblem;
     for (const [key, label] of ADDRESS_FIELDS) if (address[key].trim().length > 255) found[`address.${key}`] = `${label} can have at most 255 characters.`;
-    setErrors(found);
-    setNothing(false);
-    save.clearError();
-    if (Object.keys(found).length > 0) return;
 
     // Keep address keys this form does not know; drop emptied ones.
     const merged: Address = { ...(site?.address ?? {}) };
@@ -124,24 +123,12 @@ export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations
       if (value) merged[key] = value;
       else delete merged[key];
     }
-    const nextAddress = Object.keys(merged).length > 0 ? merged : null;
-    if (!site) {
-      void save.run({ orgId: org, name: name.trim(), timezone: zone, ...(nextAddress ? { address: nextAddress } : {}) });
-      return;
-    }
-    const changed: Partial<SiteBody> = {};
-    if (name.trim() !== site.name) changed.name = name.trim();
-    if (zone !== site.timezone) changed.timezone = zone;
-    if (JSON.stringify(nextAddress) !== JSON.stringify(site.address && Object.keys(site.address).length > 0 ? site.address : null)) changed.address = nextAddress;
-    if (Object.keys(changed).length === 0) return setNothing(true);
-    void save.run(changed);
+    form.submit(found, { name: name.trim(), timezone: zone, address: Object.keys(merged).length > 0 ? merged : null }, { orgId: org });
   };
 
-  const fieldError = (field: string) => errors[field] ?? serverFieldError(save.error, field, FIELDS[field]);
-
+  const { fieldError } = form;
   return (
-    <form className="panel tenancy-form" onSubmit={submit} noValidate aria-label={site ? 'Edit site' : 'Create site'}>
-      <h2>{site ? `Edit ${site.name}` : 'New site'}</h2>
+    <TenancyForm noun="site" existing={site} form={form} onSubmit={submit} onCancel={onCancel}>
       {chooseOrg && (
         <Field label="Organization" error={fieldError('orgId')}>
           <select value={org} required disabled={!organizations} onChange={(e) => setOrg(e.target.value)}>
@@ -165,18 +152,12 @@ export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations
         <legend>Address (optional)</legend>
         <div className="side-by-side">
           {ADDRESS_FIELDS.map(([key, label]) => (
-            <Field key={key} label={label} error={errors[`address.${key}`] ?? (key === 'street' ? serverFieldError(save.error, 'address') : undefined)}>
+            <Field key={key} label={label} error={form.errors[`address.${key}`] ?? (key === 'street' ? fieldError('address') : undefined)}>
               <input value={address[key]} maxLength={255} onChange={(e) => setAddress((a) => ({ ...a, [key]: e.target.value }))} />
             </Field>
           ))}
         </div>
       </fieldset>
-      {nothing && <p className="hint" role="status">Nothing to save: no field was changed.</p>}
-      <ErrorMessage error={unplacedError(save.error, FIELDS)} />
-      <div className="actions">
-        <button type="submit" className="primary" disabled={save.pending}>{save.pending ? 'Saving…' : site ? 'Save site' : 'Create site'}</button>
-        <button type="button" onClick={onCancel}>Cancel</button>
-      </div>
-    </form>
+    </TenancyForm>
   );
 }

@@ -6,7 +6,7 @@ import { ConfirmButton } from '../../ui/confirm';
 import { formatDateTime } from '../../ui/format';
 import { ErrorMessage } from '../../ui/states';
 import { useAction } from '../../ui/use-load';
-import type { Site } from './common';
+import type { Site } from './resources';
 import { SiteForm, addressText } from './site-form';
 
 export function SiteTable({ sites, orgNames, canWrite, onChanged }: {

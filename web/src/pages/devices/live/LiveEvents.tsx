@@ -3,12 +3,18 @@
 import { Link, useLocation, useParams } from 'react-router';
 import { api, call } from '../../../api/client';
 import { formatDateTime } from '../../../ui/format';
+import type { Ok } from '../../../api/types';
 import { Field } from '../../../ui/forms';
+import { useListQuery } from '../../../ui/list-query';
+import { Pager } from '../../../ui/pager';
 import { Empty } from '../../../ui/states';
+import { StatusBadge } from '../../../ui/status-badge';
 import {
-  DateTimeField, FilterActions, InvalidFilters, LevelBadge, PageSizeField, checkLimit, checkRange, oneOf, useFilterForm, useUrlQuery, type Errors, type LiveEntry,
-} from '../shared';
+  DateTimeField, FilterActions, InvalidFilters, PageSizeField, checkLimit, checkRange, oneOf, pageSize, useFilterForm, type Errors,
+} from '../filter-form';
 import { LiveResult, RefreshButton, bytes, logPath, useLiveQuery, type LiveProps } from './live-query';
+
+type LiveEntry = Ok<'/api/v1/devices/{deviceId}/live/eventlogs/{name}/events/{recordId}', 'get'>['data'];
 
 const LEVELS = ['information', 'warning', 'error', 'critical', 'verbose'] as const satisfies readonly LiveEntry['level'][];
 const KEYS = ['level', 'source', 'startTime', 'endTime', 'eventId', 'limit'] as const;
@@ -27,8 +33,8 @@ function validate(v: Record<Key, string>): Errors<Key> {
 export function LiveEvents({ device, reloadDevice }: LiveProps) {
   const { logName = '' } = useParams();
   const location = useLocation();
-  const query = useUrlQuery();
-  const form = useFilterForm(query, KEYS, validate);
+  const query = useListQuery(KEYS);
+  const form = useFilterForm(query, validate);
   const v = form.applied;
   const path = { deviceId: device.id, name: logName };
 
@@ -43,12 +49,12 @@ export function LiveEvents({ device, reloadDevice }: LiveProps) {
       params: {
         path,
         query: {
-          page: query.page, limit: v.limit ? Number(v.limit) : undefined, level: oneOf(LEVELS, v.level), source: v.source || undefined,
+          page: query.page, limit: pageSize(v.limit), level: oneOf(LEVELS, v.level), source: v.source || undefined,
           startTime: v.startTime || undefined, endTime: v.endTime || undefined, eventId: v.eventId ? Number(v.eventId) : undefined,
         },
       },
     }));
-  }, [device.id, logName, query.params.toString()], reloadDevice);
+  }, [device.id, logName, query.key], reloadDevice);
   const both = { loading: descriptor.loading || events.loading, refresh: () => { descriptor.reload(); events.refresh(); } };
 
   return (
@@ -98,7 +104,7 @@ export function LiveEvents({ device, reloadDevice }: LiveProps) {
                         <tr key={e.recordId}>
                           <td><Link to={{ pathname: `${logPath(device.id, logName)}/${e.recordId}`, search: location.search }} aria-label={`Record ${e.recordId}`}>{e.recordId}</Link></td>
                           <td>{formatDateTime(e.timeCreated)}</td>
-                          <td><LevelBadge level={e.level} /></td>
+                          <td><StatusBadge status={e.level} /></td>
                           <td>{e.source}</td>
                           <td>{e.eventId}</td>
                           <td>{e.category}</td>
@@ -107,7 +113,7 @@ export function LiveEvents({ device, reloadDevice }: LiveProps) {
                       ))}
                     </tbody>
                   </table>
-                  <LivePager pagination={page.pagination} onPage={query.setPage} />
+                  <Pager list={page} onPage={query.setPage} label="Event pages" />
                 </>
               )}
             </LiveResult>
@@ -115,17 +121,5 @@ export function LiveEvents({ device, reloadDevice }: LiveProps) {
         </>
       )}
     </section>
-  );
-}
-
-/** Pages of a live query: the device tells whether there are more, and the total when it knows it. */
-function LivePager({ pagination, onPage }: { pagination: { page: number; limit: number; total: number | null; hasMore: boolean }; onPage: (page: number) => void }) {
-  const { page, limit, total, hasMore } = pagination;
-  return (
-    <nav className="pager" aria-label="Event pages">
-      <button type="button" disabled={page <= 1} onClick={() => onPage(page - 1)}>Previous</button>
-      <span aria-live="polite">Page {page}{total !== null ? ` of ${Math.max(1, Math.ceil(total / limit))} · ${total.toLocaleString()} in all` : ''}</span>
-      <button type="button" disabled={!hasMore} onClick={() => onPage(page + 1)}>Next</button>
-    </nav>
   );
 }

@@ -3,7 +3,7 @@
 import { Link, useLocation, useParams } from 'react-router';
 import { api, call } from '../../../api/client';
 import { formatDateTime } from '../../../ui/format';
-import { LevelBadge } from '../shared';
+import { StatusBadge } from '../../../ui/status-badge';
 import { LiveResult, RefreshButton, logPath, useLiveQuery, type LiveProps } from './live-query';
 
 export function LiveRecord({ device, reloadDevice }: LiveProps) {
@@ -30,7 +30,7 @@ export function LiveRecord({ device, reloadDevice }: LiveProps) {
             <dl className="props panel">
               <dt>Record id</dt><dd>{e.recordId}</dd>
               <dt>Time created</dt><dd>{formatDateTime(e.timeCreated)} <span className="hint">({e.timeCreated})</span></dd>
-              <dt>Level</dt><dd><LevelBadge level={e.level} /></dd>
+              <dt>Level</dt><dd><StatusBadge status={e.level} /></dd>
               <dt>Source</dt><dd>{e.source}</dd>
               <dt>Event id</dt><dd>{e.eventId}</dd>
               <dt>Category</dt><dd>{e.category}</dd>

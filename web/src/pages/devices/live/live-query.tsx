@@ -6,7 +6,7 @@ import type { ApiError } from '../../../api/client';
 import { formatDateTime } from '../../../ui/format';
 import { ErrorMessage, Spinner } from '../../../ui/states';
 import { useLoad, type Loaded } from '../../../ui/use-load';
-import type { Device } from '../shared';
+import type { Device } from '../device';
 
 export interface LiveProps {
   device: Device;

@@ -1,78 +1,33 @@
-// Pieces every devices screen uses: the API shapes, badges, filters kept in the address (so a reload
-// or a shared link shows the same view), and date-range checks made before anything is sent.
+// The filter forms of the device log screens: a draft that is checked before it reaches the address
+// (where the list reads it, see ui/list-query.ts), the checks, and the fields they share.
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
-import { useSearchParams } from 'react-router';
-import type { Ok } from '../../api/types';
 import { isoToLocalInput, localInputToIso } from '../../ui/format';
 import { Field } from '../../ui/forms';
+import { PAGE_SIZE, type ListQuery } from '../../ui/list-query';
 
-export type Device = Ok<'/api/v1/devices/{id}', 'get'>;
-export type DiagnosticLog = Ok<'/api/v1/devices/{id}/diagnostic-logs', 'get'>['data'][number];
-export type StoredEvent = Ok<'/api/v1/devices/{id}/eventlogs', 'get'>['data'][number];
-export type LiveDescriptor = Ok<'/api/v1/devices/{deviceId}/live/eventlogs/{name}', 'get'>['data'];
-export type LiveEntry = Ok<'/api/v1/devices/{deviceId}/live/eventlogs/{name}/events/{recordId}', 'get'>['data'];
-
-export const DEVICE_STATUSES = ['online', 'offline'] as const satisfies readonly Device['status'][];
-
-export function StatusBadge({ status }: { status: Device['status'] }) {
-  return <span className={`badge ${status === 'online' ? 'badge-ok' : 'badge-muted'}`}>{status}</span>;
-}
-
-const LEVEL_CLASS: Record<string, string> = {
-  critical: 'badge-bad', error: 'badge-bad', warning: 'badge-warn', warn: 'badge-warn', debug: 'badge-muted', verbose: 'badge-muted',
-};
-export function LevelBadge({ level }: { level: string }) {
-  return <span className={`badge ${LEVEL_CLASS[level] ?? ''}`}>{level}</span>;
-}
+export type Errors<K extends string> = Partial<Record<K, string>>;
 
 /** The value when it is one of `allowed`, else undefined (an unknown value in the address is not sent). */
 export function oneOf<T extends string>(allowed: readonly T[], value: string): T | undefined {
   return (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
 }
 
-/** Structured data (fields, details) as compact JSON for a table cell; a dash for null or `{}`. */
-export function JsonCell({ value }: { value: Record<string, unknown> | null | undefined }) {
-  if (!value || Object.keys(value).length === 0) return <span className="hint">—</span>;
-  return <code className="devices-json">{JSON.stringify(value)}</code>;
-}
-
-/** The address's query string as filters: read one, or change some (which goes back to page 1). */
-export function useUrlQuery() {
-  const [params, setParams] = useSearchParams();
-  const get = (key: string) => params.get(key) ?? '';
-  const update = (patch: Record<string, string>) =>
-    setParams((previous) => {
-      const next = new URLSearchParams(previous);
-      for (const [key, value] of Object.entries(patch)) {
-        if (value === '') next.delete(key);
-        else next.set(key, value);
-      }
-      if (!('page' in patch)) next.delete('page');
-      return next;
-    });
-  const page = Math.max(1, Number.parseInt(get('page'), 10) || 1);
-  return { params, get, update, page, setPage: (p: number) => update({ page: p > 1 ? String(p) : '' }) };
-}
-export type UrlQuery = ReturnType<typeof useUrlQuery>;
-
-export type Errors<K extends string> = Partial<Record<K, string>>;
-
 /**
  * A filter form's draft: starts from the address, follows it when it changes (back, forward, a link),
  * and is written to it only when it passes `validate`.
  */
-export function useFilterForm<K extends string>(query: UrlQuery, keys: readonly K[], validate: (values: Record<K, string>) => Errors<K>) {
-  const fromUrl = () => Object.fromEntries(keys.map((k) => [k, query.get(k)])) as Record<K, string>;
-  const signature = keys.map((k) => query.get(k)).join('\u0000');
-  const [draft, setDraft] = useState(fromUrl);
+export function useFilterForm<K extends string>(query: ListQuery<K>, validate: (values: Record<K, string>) => Errors<K>) {
+  const applied = query.filters;
+  const keys = Object.keys(applied) as K[];
+  const signature = keys.map((k) => applied[k]).join('\u0000');
+  const [draft, setDraft] = useState(applied);
   const [showErrors, setShowErrors] = useState(false);
   useEffect(() => {
-    setDraft(fromUrl());
+    setDraft(applied);
     setShowErrors(false);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [signature]);
 
-  const applied = fromUrl();
   const urlErrors = validate(applied);
   const draftErrors = validate(draft);
   return {
@@ -90,10 +45,10 @@ export function useFilterForm<K extends string>(query: UrlQuery, keys: readonly 
         setShowErrors(true);
         return;
       }
-      query.update(draft);
+      query.setFilters(draft);
     },
     clear() {
-      query.update(Object.fromEntries(keys.map((k) => [k, ''])));
+      query.setFilters(Object.fromEntries(keys.map((k) => [k, ''])) as Record<K, string>);
     },
   };
 }
@@ -109,11 +64,6 @@ export function checkRange<K extends string>(from: string, to: string, fromKey: 
   return errors;
 }
 
-/** The list envelope's pagination for <Pager>, which counts pages (the lists here always ask for totals). */
-export function counted(p: { page: number; limit: number; total: number | null; totalPages: number | null }) {
-  return { page: p.page, limit: p.limit, total: p.total ?? 0, totalPages: p.totalPages ?? p.page };
-}
-
 /** A page size from the address: a whole number in 1..max, else the error to show. */
 export function checkLimit<K extends string>(value: string, max: number, key: K): Errors<K> {
   if (value === '') return {};
@@ -121,13 +71,18 @@ export function checkLimit<K extends string>(value: string, max: number, key: K)
   return /^\d+$/.test(value) && n >= 1 && n <= max ? {} : ({ [key]: `A whole number from 1 to ${max}` } as Errors<K>);
 }
 
+/** The page size to ask for: the one chosen in the form, else the console's. */
+export function pageSize(limit: string): number {
+  return limit ? Number(limit) : PAGE_SIZE;
+}
+
 export function PageSizeField({ value, onChange, max, error }: { value: string; onChange: (v: string) => void; max: number; error?: string | undefined }) {
   const sizes = [25, 50, 100, 200, 500, 1000].filter((n) => n <= max);
   return (
     <Field label="Per page" error={error}>
       <select value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">50 (default)</option>
-        {sizes.filter((n) => n !== 50).map((n) => <option key={n} value={String(n)}>{n}</option>)}
+        <option value="">{PAGE_SIZE} (default)</option>
+        {sizes.filter((n) => n !== PAGE_SIZE).map((n) => <option key={n} value={String(n)}>{n}</option>)}
         {value !== '' && !sizes.includes(Number(value)) && <option value={value}>{value}</option>}
       </select>
     </Field>
