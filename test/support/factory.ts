@@ -1,11 +1,12 @@
 // Builds tenants and users straight into the database (system scope), so every test owns its data
 // and tests never depend on each other or on order.
 import { randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Database } from '../../src/db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../../src/db/tenant-scope.js';
 import { hashPassword } from '../../src/identity/passwords.js';
 import { generateKey } from '../../src/api-keys/key-material.js';
-import { hashAgentToken } from '../../src/enrollment/agent-auth.js';
+import { hashAgentToken } from '../../src/devices/agent-credential.js';
 
 const unique = () => randomBytes(5).toString('hex');
 export const TEST_PASSWORD = 'correct horse battery staple';
@@ -135,5 +136,26 @@ export async function createDevice(db: Database, orgId: string, opts: { siteId?:
       [orgId, siteId, agentId, hashAgentToken(authToken), opts.hostname ?? `host-${unique()}`],
     );
     return { id: rows[0]!.id, agentId, authToken, orgId, siteId };
+  });
+}
+
+/**
+ * An enrollment key straight into the database; returns the key itself, as create would show it
+ * once. `pepper` is the app's ENROLLMENT_KEY_PEPPER (config.enrollmentKeyPepper): keys are stored as
+ * HMAC-SHA-256 under it, so a key made with another pepper is unknown to the app.
+ */
+export async function createEnrollmentKey(
+  db: Database,
+  orgId: string,
+  opts: { pepper: string; siteId?: string | null; name?: string; maxUsage?: number | null; expiresAt?: Date },
+): Promise<{ id: string; key: string; orgId: string }> {
+  const key = randomBytes(32).toString('hex');
+  const keyHash = createHmac('sha256', opts.pepper).update(key, 'utf8').digest('hex');
+  return withTenant(db, SYSTEM_SCOPE, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into enrollment_keys (org_id, site_id, name, key_hash, max_usage, expires_at) values ($1, $2, $3, $4, $5, $6) returning id`,
+      [orgId, opts.siteId ?? null, opts.name ?? `Enrollment ${unique()}`, keyHash, opts.maxUsage === undefined ? 1 : opts.maxUsage, opts.expiresAt ?? new Date(Date.now() + 3_600_000)],
+    );
+    return { id: rows[0]!.id, key, orgId };
   });
 }
