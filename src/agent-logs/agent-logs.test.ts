@@ -8,7 +8,7 @@ import { backends, testApp, type TestApp } from '../../test/support/app.js';
 import { createApiKey, createDevice, createOrg, createPartner, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { ZERO_UUID } from '../audit/recorder.js';
+import { NIL_UUID } from '../db/columns.js';
 
 type Device = Awaited<ReturnType<typeof createDevice>>;
 type Json = Record<string, unknown>;
@@ -234,7 +234,7 @@ for (const backend of backends()) {
       const entry = mine[0]!;
       assert.deepEqual(
         { orgId: entry.orgId, actorType: entry.actorType, actorId: entry.actorId, resourceType: entry.resourceType, resourceName: entry.resourceName, userAgent: entry.userAgent, result: entry.result },
-        { orgId: orgA.id, actorType: 'agent', actorId: ZERO_UUID, resourceType: 'device', resourceName: 'ws-042', userAgent: 'agent/1.0', result: 'success' },
+        { orgId: orgA.id, actorType: 'agent', actorId: NIL_UUID, resourceType: 'device', resourceName: 'ws-042', userAgent: 'agent/1.0', result: 'success' },
       );
     });
 

@@ -48,7 +48,7 @@ describe('audit retention archiving to S3', () => {
     for (const [count, at] of [[old, app.clock.now() - 400 * DAY], [recent, app.clock.now()]] as const) {
       const record = createAuditRecorder({ now: () => at, onRecorded: () => {} });
       await withTenant(app.db, SYSTEM_SCOPE, async (tx) => {
-        for (let i = 0; i < count; i++) await record(tx, { orgId: org.id, actor: { type: 'system', id: null }, action: 'test.event', details: { i, text: 'grüße' } });
+        for (let i = 0; i < count; i++) await record(tx, { orgId: org.id, actor: { type: 'system', id: null }, action: 'site.update', details: { i, text: 'grüße' } });
       });
     }
     await app.app.auditSealer.sealNow();

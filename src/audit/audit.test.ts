@@ -10,7 +10,8 @@ import { createOrg, createPartner, createUser, type TestOrg, type TestUser } fro
 import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { RETENTION, SEALER, withAuditPrivilege } from './privilege.js';
-import { createAuditRecorder, ZERO_UUID } from './recorder.js';
+import { createAuditRecorder } from './recorder.js';
+import { NIL_UUID } from '../db/columns.js';
 
 type Entry = Record<string, unknown> & { seq: number; checksum: string; prevChecksum: string | null; id: string };
 
@@ -194,8 +195,8 @@ for (const backend of backends()) {
       );
       await t.app.auditSealer.sealNow();
       const [entry] = await allEntries(as(t.app, session), 'action=script.execute');
-      assert.equal(entry!.actorId, ZERO_UUID);
-      assert.equal(entry!.resourceId, ZERO_UUID);
+      assert.equal(entry!.actorId, NIL_UUID);
+      assert.equal(entry!.resourceId, NIL_UUID);
       assert.deepEqual(entry!.details, { n: null, when: '1970-01-01T00:00:00.000Z', rawActorId: 'cron:nightly', rawResourceId: 'backup.ps1' });
       assert.equal(entry!.category, 'automation');
       assert.equal(recompute(entry!), entry!.checksum);

@@ -22,7 +22,7 @@ interface Checkpoint { orgId: string | null; seq: number; checksum: string; time
 async function appendRows(t: TestApp, orgId: string | null, count: number): Promise<void> {
   const record = createAuditRecorder({ now: t.clock.now, onRecorded: () => {} });
   await withTenant(t.db, SYSTEM_SCOPE, async (tx) => {
-    for (let i = 0; i < count; i++) await record(tx, { orgId, actor: { type: 'system', id: null }, action: 'test.append', details: { i } });
+    for (let i = 0; i < count; i++) await record(tx, { orgId, actor: { type: 'system', id: null }, action: 'site.update', details: { i } });
   });
   await t.app.auditSealer.sealNow();
 }

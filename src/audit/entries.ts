@@ -1,33 +1,20 @@
 // The response shapes of audit entries: the /logs shape (with every chain field, API.md §8) and the
 // older `entries` shape of GET /audit-logs/ (SPEC).
 import type { Static } from 'typebox';
+import { categoryOf, type AuditAction } from './actions.js';
 import type { AuditRowWithUser } from './audit.repo.js';
 import type { LegacyEntry, LogEntry } from './schemas.js';
 
-// SPEC "Categories by action prefix"; the first match wins, so longer prefixes come first.
-const CATEGORIES: [string, string][] = [
-  ['user.login', 'authentication'],
-  ['user.logout', 'authentication'],
-  ['user.permission', 'authentication'],
-  ['device.', 'device'],
-  ['script.', 'automation'],
-  ['automation.policy.', 'policy'],
-  ['policy.', 'policy'],
-  ['alert.', 'alert'],
-  ['data.', 'compliance'],
-  ['organization.', 'organization'],
-];
-
-export function categoryOf(action: string): string {
-  return CATEGORIES.find(([prefix]) => action.startsWith(prefix))?.[1] ?? 'system';
-}
+// The schemas document the catalogue; a stored row may hold an action outside it (written before
+// it, or by another writer), and the response serialiser sends it unchanged.
+const actionOf = (row: AuditRowWithUser) => row.action as AuditAction;
 
 export function logEntry(row: AuditRowWithUser): Static<typeof LogEntry> {
   return {
     id: row.id,
     timestamp: row.timestamp.toISOString(),
     user: { id: row.actor_id, name: row.user_name, email: row.actor_email, role: row.user_role },
-    action: row.action,
+    action: actionOf(row),
     resource: { type: row.resource_type, id: row.resource_id, name: row.resource_name },
     category: categoryOf(row.action),
     result: row.result as Static<typeof LogEntry>['result'],
@@ -55,7 +42,7 @@ export function legacyEntry(row: AuditRowWithUser): Static<typeof LegacyEntry> {
   return {
     id: row.id,
     timestamp: row.timestamp.toISOString(),
-    action: row.action,
+    action: actionOf(row),
     resource: row.resource_name ?? row.resource_type ?? '',
     resourceType: row.resource_type,
     details: JSON.stringify(row.details),

@@ -1,10 +1,14 @@
 // recordAudit: every module writes its audit entry through this, in the transaction of the change
 // it records (API.md §8), so there is no change without its entry and no entry without its change.
 import { randomUUID } from 'node:crypto';
+import { NIL_UUID } from '../db/columns.js';
 import type { Transaction } from '../db/database.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
+import type { AuditAction } from './actions.js';
 import { insertAuditRow } from './audit.repo.js';
+
+export type { AuditAction };
 
 export type ActorType = 'user' | 'api_key' | 'agent' | 'system';
 export type AuditResult = 'success' | 'failure' | 'denied';
@@ -20,7 +24,7 @@ export interface AuditEvent {
   /** The organization whose chain records the event; null for the platform chain. */
   orgId: string | null;
   actor: AuditActor;
-  action: string;
+  action: AuditAction;
   resource?: { type: string; id?: string | null; name?: string | null };
   details?: Record<string, unknown>;
   ip?: string | null;
@@ -31,7 +35,6 @@ export interface AuditEvent {
 
 export type RecordAudit = (tx: Transaction, event: AuditEvent) => Promise<void>;
 
-export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_DEPTH = 20;
 
@@ -43,7 +46,7 @@ export function actorOf(caller: Caller): AuditActor {
 export function callerEvent(
   caller: Caller,
   meta: RequestMeta,
-  event: { orgId: string | null; action: string; resource: { type: string; id: string; name: string | null }; details: Record<string, unknown>; result?: AuditResult; errorMessage?: string | null },
+  event: { orgId: string | null; action: AuditAction; resource: { type: string; id: string; name: string | null }; details: Record<string, unknown>; result?: AuditResult; errorMessage?: string | null },
 ): AuditEvent {
   return { ...event, actor: actorOf(caller), ip: meta.ip, userAgent: meta.userAgent };
 }
@@ -87,7 +90,7 @@ function cleanDetails(value: unknown, depth = 0): unknown {
 
 function splitId(id: string | null | undefined): { uuid: string | null; raw: string | null } {
   if (id === null || id === undefined) return { uuid: null, raw: null };
-  return UUID.test(id) ? { uuid: id.toLowerCase(), raw: null } : { uuid: ZERO_UUID, raw: cleanText(id).slice(0, 255) };
+  return UUID.test(id) ? { uuid: id.toLowerCase(), raw: null } : { uuid: NIL_UUID, raw: cleanText(id).slice(0, 255) };
 }
 
 export function createAuditRecorder(deps: { now: () => number; onRecorded: () => void }): RecordAudit {

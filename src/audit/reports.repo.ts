@@ -1,5 +1,6 @@
 // SQL for the audit reports (API.md §8): counts over every row of a date range, in one pass.
 import type { Queryable } from '../db/database.js';
+import type { AuditAction } from './actions.js';
 
 export interface ReportFilter {
   /** null: every chain the transaction's scope reaches. */
@@ -7,12 +8,13 @@ export interface ReportFilter {
   platformOnly: boolean;
   from: Date;
   to: Date;
-  actions: readonly string[];
+  actions: readonly AuditAction[];
 }
 
 export interface ReportGroupRow {
   dimension: 'action' | 'result' | 'actor' | 'day';
-  action: string | null;
+  /** One of the filter's actions: the match is exact. */
+  action: AuditAction | null;
   result: string | null;
   actor_id: string | null;
   actor_email: string | null;

@@ -1,24 +1,15 @@
-// The security-events and compliance reports (issue 9, API.md §8): counts by action, result, actor
+// The security-events and compliance reports (SPEC "Events", API.md §8): counts by action, result, actor
 // and UTC day over every row of a date range, computed in SQL, scoped like /logs.
 import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError } from '../errors.js';
+import { AppError, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import * as repo from './reports.repo.js';
 import { chainsFor } from './audit.service.js';
-
-// SPEC "Events": the two lists, exactly.
-export const SECURITY_EVENT_ACTIONS = [
-  'user.login', 'user.login.failed', 'user.permission.change', 'policy.update', 'policy.create', 'policy.evaluate',
-  'automation.policy.evaluate', 'agent.source.ip.changed',
-] as const;
-export const COMPLIANCE_ACTIONS = [
-  'data.access', 'data.export', 'device.create', 'device.delete', 'policy.update', 'policy.evaluate',
-  'automation.policy.evaluate', 'script.execute', 'organization.update',
-] as const;
+import { COMPLIANCE_ACTIONS, SECURITY_EVENT_ACTIONS, type AuditAction } from './actions.js';
 
 export type ReportKind = 'security-events' | 'compliance';
-const ACTIONS: Record<ReportKind, readonly string[]> = { 'security-events': SECURITY_EVENT_ACTIONS, compliance: COMPLIANCE_ACTIONS };
+const ACTIONS: Record<ReportKind, readonly AuditAction[]> = { 'security-events': SECURITY_EVENT_ACTIONS, compliance: COMPLIANCE_ACTIONS };
 
 const DEFAULT_RANGE_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -26,19 +17,18 @@ export interface AuditReport {
   from: string;
   to: string;
   total: number;
-  byAction: { action: string; count: number }[];
+  byAction: { action: AuditAction; count: number }[];
   byResult: { success: number; failure: number; denied: number };
   byActor: { actorId: string | null; actorEmail: string | null; count: number }[];
   byDay: { day: string; count: number }[];
 }
-
 
 /** `to` defaults to now, `from` to 30 days before `to`; both bounds are inclusive. */
 function rangeOf(query: { from?: string; to?: string }, now: number): { from: Date; to: Date } {
   const to = query.to ? new Date(query.to) : new Date(now);
   const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_RANGE_MS);
   if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw new AppError('VALIDATION_FAILED', 'from and to must be ISO 8601 date-times');
-  if (from > to) throw new AppError('VALIDATION_FAILED', 'from must not be later than to');
+  if (from > to) throw reversedRange('from', 'to');
   return { from, to };
 }
 

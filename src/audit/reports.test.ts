@@ -8,9 +8,9 @@ import { backends, testApp, type TestApp } from '../../test/support/app.js';
 import { createApiKey, createOrg, createPartner, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { createAuditRecorder, type AuditResult } from './recorder.js';
+import { createAuditRecorder, type AuditAction, type AuditResult } from './recorder.js';
 
-interface Seed { at: string; action: string; result?: AuditResult; actor?: { id: string; email: string } }
+interface Seed { at: string; action: AuditAction; result?: AuditResult; actor?: { id: string; email: string } }
 
 /** Writes audit rows at given times through the recorder, in one transaction, then seals them. */
 async function seed(t: TestApp, orgId: string | null, rows: Seed[]): Promise<void> {
@@ -58,7 +58,8 @@ for (const backend of backends()) {
         { at: '2025-03-02T12:30:00.000Z', action: 'user.permission.change', result: 'denied', actor: bob },
         { at: '2025-03-02T13:00:00.000Z', action: 'data.export', actor: alice },
         { at: '2025-03-02T14:00:00.000Z', action: 'site.create', actor: alice }, // in neither list
-        { at: '2025-03-02T15:00:00.000Z', action: 'user.login.failedx', actor: alice }, // exact actions only
+        // Exact actions only; a stored action outside the catalogue (another writer's) is not counted.
+        { at: '2025-03-02T15:00:00.000Z', action: 'user.login.failedx' as AuditAction, actor: alice },
         { at: '2025-03-03T23:59:59.999Z', action: 'agent.source.ip.changed' }, // last instant, no actor
         { at: '2025-03-04T00:00:00.000Z', action: 'user.login', actor: alice }, // just after
         { at: '2025-03-03T08:00:00.000Z', action: 'script.execute', result: 'failure' },

@@ -31,7 +31,7 @@ describe('audit retention', () => {
     for (const [count, at] of [[old, t.clock.now() - 400 * DAY], [recent, t.clock.now()]] as const) {
       const record = createAuditRecorder({ now: () => at, onRecorded: () => {} });
       await withTenant(t.db, SYSTEM_SCOPE, async (tx) => {
-        for (let i = 0; i < count; i++) await record(tx, { orgId: org.id, actor: { type: 'system', id: null }, action: 'test.event', details: { i } });
+        for (let i = 0; i < count; i++) await record(tx, { orgId: org.id, actor: { type: 'system', id: null }, action: 'site.update', details: { i } });
       });
     }
     await t.app.auditSealer.sealNow();

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { IdParams, Nullable, Uuid } from '../http/common-schemas.js';
 import { PaginationQuery, Paginated, PaginationSchema } from '../http/pagination.js';
+import { AUDIT_ACTION_NAMES, AUDIT_CATEGORIES } from './actions.js';
 
 const Text = Type.String({ maxLength: 255 });
 
@@ -26,13 +27,19 @@ export const AuditSearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 255, description: 'Case-insensitive substring of action, actor e-mail, resource type or name, or details' }),
 });
 
+// Named ($id) so the OpenAPI document holds them once as components and the console's generated
+// client gets the unions. Only responses use them: responses are not validated, so a stored action
+// outside the catalogue is still sent as it is; the `action` filters stay substrings.
+export const AuditActionSchema = Type.Enum(AUDIT_ACTION_NAMES, { $id: 'AuditAction', description: 'An audit action name from the catalogue' });
+export const AuditCategorySchema = Type.Enum(AUDIT_CATEGORIES, { $id: 'AuditCategory', description: 'SPEC category by action prefix' });
+
 export const LogEntry = Type.Object({
   id: Uuid,
   timestamp: Type.String({ format: 'date-time' }),
   user: Type.Object({ id: Nullable(Uuid), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Nullable(Type.String()) }),
-  action: Type.String(),
+  action: AuditActionSchema,
   resource: Type.Object({ type: Nullable(Type.String()), id: Nullable(Uuid), name: Nullable(Type.String()) }),
-  category: Type.String(),
+  category: AuditCategorySchema,
   result: Type.Enum(['success', 'failure', 'denied'] as const),
   ipAddress: Nullable(Type.String()),
   userAgent: Nullable(Type.String()),
@@ -55,7 +62,7 @@ export const LogList = Paginated(LogEntry);
 export const LegacyEntry = Type.Object({
   id: Uuid,
   timestamp: Type.String({ format: 'date-time' }),
-  action: Type.String(),
+  action: AuditActionSchema,
   resource: Type.String(),
   resourceType: Nullable(Type.String()),
   details: Type.String({ description: 'JSON text of the details object' }),
