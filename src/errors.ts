@@ -90,4 +90,51 @@ export function toProblem(error: AppError, requestId: string): ProblemBody {
   return body;
 }
 
+// Named constructors for the errors thrown in more than one place, and for SPEC's fixed messages
+// (marked), so each message is written once; clients and tests compare `detail` to the letter.
+
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
+
+// Validation
+/** Fastify's schema failures and the services' own field checks share this summary form. */
+export function invalidRequest(errors: FieldError[]): AppError {
+  return new AppError('VALIDATION_FAILED', `Invalid request: ${errors.map((f) => `${f.path} ${f.message}`).join('; ')}`, { errors });
+}
+export const reversedRange = (start: string, end: string, errors?: FieldError[]) =>
+  new AppError('VALIDATION_FAILED', `${start} must not be later than ${end}`, { errors });
+/** A site named for a device or enrollment key must be one of that owner's organization. */
+export const siteOutsideOrg = (owner: 'device' | 'key') =>
+  new AppError('VALIDATION_FAILED', `siteId must be a site of the ${owner}’s organization`, {
+    errors: [{ path: 'body.siteId', message: 'not a site of this organization' }],
+  });
+/** `fields` says what the PATCH accepts, e.g. 'name, scopes or rateLimit'. */
+export const emptyUpdate = (fields: string) => new AppError('EMPTY_UPDATE', `Nothing to update: send ${fields}`);
+
+// Authentication
+export const accessTokenInvalid = () => new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
+export const mfaTokenInvalid = () => new AppError('UNAUTHENTICATED', 'MFA token is invalid or expired; sign in again');
+export const mfaCodeInvalid = () => new AppError('MFA_INVALID', 'The authentication code is wrong or expired');
+/** SPEC's message. */
+export const apiKeyInactive = () => new AppError('API_KEY_INACTIVE', 'key no longer active; create a new key or rotate an active one');
+export const enrollmentKeyInvalid = () => new AppError('ENROLLMENT_KEY_INVALID', 'Enrollment key is not valid');
+
+// Reach
+export const permissionDenied = (detail: string) => new AppError('PERMISSION_DENIED', detail);
+/** SPEC's message. */
+export const orgDenied = () => new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
+/** SPEC's message. */
+export const siteDenied = () => new AppError('SITE_ACCESS_DENIED', 'Access to this site denied');
+export const partnerMismatch = () => new AppError('PARTNER_MISMATCH', 'partnerId must be your own partner');
+/** An organization-scope account whose organization is missing (API.md §2). */
+export const accountWithoutOrg = () => new AppError('ACCOUNT_MISCONFIGURED', 'This account has no organization: ask an administrator to fix it');
+export const accountWithoutPartner = () => new AppError('ACCOUNT_MISCONFIGURED', 'This account has no partner');
+
+// Conflicts (duplicates of a unique column come from db/unique-conflicts.ts)
+export const limitReached = (owner: 'partner' | 'organization', cap: number, what: 'organizations' | 'devices') =>
+  new AppError('LIMIT_REACHED', `This ${owner} has reached its limit of ${cap} ${what}`);
+
+// Devices and the database
+export const agentTimeout = (timeoutMs: number) =>
+  new AppError('AGENT_TIMEOUT', `The device did not answer within ${Math.round(timeoutMs / 1000)} seconds`);
+export const databaseUnavailable = (cause: unknown) =>
+  new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause });

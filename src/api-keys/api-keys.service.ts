@@ -3,12 +3,12 @@
 import type { Static } from 'typebox';
 import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { accountWithoutOrg, AppError, emptyUpdate, notFound, orgDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { futureExpiry } from '../http/validation.js';
-import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './api-keys.repo.js';
 import { organizationIsLive } from '../db/tenant-lookups.js';
 import { generateKey } from './key-material.js';
@@ -41,14 +41,12 @@ export function createApiKeysService(deps: {
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
     usageCount: row.usage_count,
   });
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: keys.ApiKeyRow, details: Record<string, unknown>) =>
+  const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: keys.ApiKeyRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'api_key', id: row.id, name: row.name }, details });
 
   function assertKeyManager(caller: Caller): void {
     // API.md §2: an organization-scope user must carry its organization to manage keys.
-    if (caller.scope === 'organization' && !caller.orgId) {
-      throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no organization: ask an administrator to fix it');
-    }
+    if (caller.scope === 'organization' && !caller.orgId) throw accountWithoutOrg();
   }
 
   /** A key of a reachable organization, or 404 (RLS hides the others too). */
@@ -94,13 +92,12 @@ export function createApiKeysService(deps: {
 
     async create(caller: Caller, body: Static<typeof CreateApiKeyBody>, meta: RequestMeta): Promise<ApiKeyWithSecretView> {
       assertKeyManager(caller);
-      const denied = new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
-      if (!caller.canAccessOrg(body.orgId)) throw denied;
+      if (!caller.canAccessOrg(body.orgId)) throw orgDenied();
       const expiresAt = futureExpiry(body.expiresAt ?? undefined, deps.now()) ?? null;
       const material = generateKey();
       const scopes = [...new Set(body.scopes ?? [])];
       return withTenant(db, caller.tenant, async (tx) => {
-        if (!(await organizationIsLive(tx, body.orgId))) throw caller.scope === 'system' ? notFound('Organization') : denied;
+        if (!(await organizationIsLive(tx, body.orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         const row = await keys.insertKey(tx, {
           orgId: body.orgId,
           name: body.name,
@@ -119,7 +116,7 @@ export function createApiKeysService(deps: {
     update(caller: Caller, id: string, body: Static<typeof UpdateApiKeyBody>, meta: RequestMeta): Promise<ApiKeyView> {
       const values = { ...body, ...(body.scopes ? { scopes: [...new Set(body.scopes)] } : {}) };
       const fields = Object.keys(values).filter((k) => values[k as keyof typeof values] !== undefined);
-      if (fields.length === 0) return Promise.reject(new AppError('EMPTY_UPDATE', 'Nothing to update: send name, scopes or rateLimit'));
+      if (fields.length === 0) return Promise.reject(emptyUpdate('name, scopes or rateLimit'));
       return changeActiveKey(caller, id, async (tx, current) => {
         const row = await keys.updateKey(tx, id, values);
         const details: Record<string, unknown> = changeDetails(fields, view(current), view(row));

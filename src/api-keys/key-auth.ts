@@ -7,7 +7,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { AppError } from '../errors.js';
+import { apiKeyInactive, AppError } from '../errors.js';
 import type { ApiKeyAuthenticator, Caller } from '../http/auth.js';
 import type { InvalidationBus } from '../coordination/invalidation-bus.js';
 import { hashKey, malformedKeyReason } from './key-material.js';
@@ -22,7 +22,6 @@ const IDENTITY_CHANGED = 'identity';
 
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX_ENTRIES = 50_000;
-export const INACTIVE_KEY_MESSAGE = 'key no longer active; create a new key or rotate an active one';
 
 interface CachedKey {
   row: KeyAuthRow;
@@ -126,12 +125,12 @@ export function createApiKeyAuth(deps: { db: Database; store: RateLimitStore; us
       const entry = await lookup(hashKey(value), fresh);
       if (!entry) throw new AppError('API_KEY_INVALID', 'API key is not valid');
       const { row } = entry;
-      if (row.status !== 'active' || row.org_deleted) throw new AppError('API_KEY_INACTIVE', INACTIVE_KEY_MESSAGE);
+      if (row.status !== 'active' || row.org_deleted) throw apiKeyInactive();
       if (row.expires_at !== null && row.expires_at.getTime() <= deps.now()) {
         const version = await withTenant(deps.db, SYSTEM_SCOPE, (tx) => markExpired(tx, row.id));
         if (version !== null) await keyChanged(row.id, version);
         else forget(row.id);
-        throw new AppError('API_KEY_INACTIVE', INACTIVE_KEY_MESSAGE);
+        throw apiKeyInactive();
       }
       keyOfCaller.set(entry.caller, entry);
       return entry.caller;

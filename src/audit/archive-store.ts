@@ -1,7 +1,7 @@
-// Where the retention worker archives a chain segment before deleting it (issue 9): the
-// filesystem under DATA_DIR/audit-archive by default, or an S3-compatible bucket. `put` resolves
-// only once the object is durable (fsync'd and renamed into place, or acknowledged by S3), so the
-// worker never deletes rows whose archive could still be lost.
+// Where the retention worker archives a chain segment before deleting it, for a policy with
+// archiveToObjectStore: the filesystem under DATA_DIR/audit-archive by default, or an S3-compatible
+// bucket. `put` resolves only once the object is durable (fsync'd and renamed into place, or
+// acknowledged by S3), so the worker never deletes rows whose archive could still be lost.
 import { mkdir, open, rename } from 'node:fs/promises';
 import path from 'node:path';
 

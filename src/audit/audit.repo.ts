@@ -1,8 +1,10 @@
 // SQL for the audit log: appending, sealing, listing, searching and walking a chain.
 import type { Queryable } from '../db/database.js';
+import { NIL_UUID } from '../db/columns.js';
 import { substringPattern } from '../db/like.js';
 
-export const PLATFORM_CHAIN_ID = '00000000-0000-0000-0000-000000000000';
+/** The chain of entries with no organization (partners, sign-ups, system actions). */
+export const PLATFORM_CHAIN_ID = NIL_UUID;
 
 export interface AuditRow {
   id: string;

@@ -9,14 +9,15 @@ export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTy
   const config = { auth: { via: ['jwt', 'api_key'], permission: 'audit:read' } } as const;
   const tags = ['audit'];
   return async (app) => {
-    app.get('/audit-logs/', {
+    app.get('/audit-logs', {
       config,
-      schema: { tags, summary: 'Audit entries (entries shape)', querystring: S.AuditListQuery, response: { 200: S.LegacyList } },
+      schema: { operationId: 'listAuditEntries', tags, summary: 'Audit entries (entries shape)', querystring: S.AuditListQuery, response: { 200: S.LegacyList } },
     }, (request) => deps.audit.entries(callerOf(request), request.query));
 
     app.get('/audit-logs/logs', {
       config,
       schema: {
+        operationId: 'listAuditLogs',
         tags,
         summary: 'Audit entries with every chain field',
         description: 'Newest first. Rows are sealed into their chain within a second; until then seq, prevChecksum and checksum are null.',
@@ -27,17 +28,18 @@ export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTy
 
     app.get('/audit-logs/logs/:id', {
       config,
-      schema: { tags, summary: 'One audit entry', params: S.IdParams, response: { 200: S.LogEntry } },
+      schema: { operationId: 'getAuditLog', tags, summary: 'One audit entry', params: S.IdParams, response: { 200: S.LogEntry } },
     }, (request) => deps.audit.log(callerOf(request), request.params.id));
 
     app.get('/audit-logs/search', {
       config,
-      schema: { tags, summary: 'Search audit entries', querystring: S.AuditSearchQuery, response: { 200: S.LogList } },
+      schema: { operationId: 'searchAuditLogs', tags, summary: 'Search audit entries', querystring: S.AuditSearchQuery, response: { 200: S.LogList } },
     }, (request) => deps.audit.logs(callerOf(request), request.query));
 
     app.get('/audit-logs/verify', {
       config,
       schema: {
+        operationId: 'verifyAuditChain',
         tags,
         summary: 'Verify an organization’s hash chain',
         description: 'Recomputes every checksum in seq order from the anchor (or seq 1) and reports the first broken row.',

@@ -2,7 +2,7 @@
 // chain by streaming it in seq order.
 import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, notFound, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import * as repo from './audit.repo.js';
@@ -24,10 +24,11 @@ export function chainsFor(caller: Caller, orgId: string | undefined): Chains | n
   return caller.accessibleOrgIds!.length ? { orgIds: caller.accessibleOrgIds, platformOnly: false } : null;
 }
 
-function parseRange(query: AuditListQuery): { from?: Date; to?: Date } {
+/** A query's from/to (schema-checked date-times) as Dates. Shared by lists and export. */
+export function parseRange(query: { from?: string; to?: string }): { from?: Date; to?: Date } {
   const from = query.from ? new Date(query.from) : undefined;
   const to = query.to ? new Date(query.to) : undefined;
-  if (from && to && from > to) throw new AppError('VALIDATION_FAILED', 'from must not be later than to');
+  if (from && to && from > to) throw reversedRange('from', 'to');
   return { ...(from ? { from } : {}), ...(to ? { to } : {}) };
 }
 

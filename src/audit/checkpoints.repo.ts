@@ -1,4 +1,4 @@
-// SQL for signed audit checkpoints (issue 9): writing them, finding chains that need one, listing.
+// SQL for signed audit checkpoints (API.md §8): writing them, finding chains that need one, listing.
 import type { Queryable } from '../db/database.js';
 
 export interface NewCheckpoint {

@@ -1,4 +1,4 @@
-// Signed checkpoints (issue 9, API.md §8): every N sealed rows or T minutes per chain, and at every
+// Signed checkpoints (API.md §8): every N sealed rows or T minutes per chain, and at every
 // retention anchor, an Ed25519 signature over "chain X had checksum C at seq S at time T". Stored
 // outside the rows they vouch for, they let an auditor holding only an export and the public key
 // tell a rewritten database from an honest one.

@@ -3,7 +3,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../http/auth.js';
-import { requestMeta } from '../http/client-ip.js';
 import { Nullable } from '../http/common-schemas.js';
 import { CSV_COLUMNS, EXPORT_MAX_ROWS, type AuditExportService } from './export.service.js';
 import { AuditListQuery, LogEntry, OrgIdFilter } from './schemas.js';
@@ -34,13 +33,14 @@ const ExportJson = Type.Object({
   })),
 });
 
-export function auditExportRoutes(deps: { exports: AuditExportService; trustProxyHeaders: boolean }): FastifyPluginAsyncTypebox {
+export function auditExportRoutes(deps: { exports: AuditExportService }): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/audit-logs/export', {
       // An export is audited; HEAD would record one that sent nothing.
       exposeHeadRoute: false,
       config: { auth: { via: ['jwt', 'api_key'], permission: 'audit:export' } },
       schema: {
+        operationId: 'exportAuditLogs',
         tags: ['audit'],
         summary: 'Export audit entries (json, ndjson or csv)',
         description: [
@@ -53,7 +53,7 @@ export function auditExportRoutes(deps: { exports: AuditExportService; trustProx
         response: { 200: ExportJson },
       },
     }, async (request, reply) => {
-      const out = await deps.exports.open(callerOf(request), requestMeta(request, deps.trustProxyHeaders), request.query);
+      const out = await deps.exports.open(callerOf(request), request.meta, request.query);
       return reply
         .type(out.contentType)
         .header('content-disposition', `attachment; filename="${out.filename}"`)

@@ -13,9 +13,9 @@ import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { AppError } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import type { AuditRowWithUser } from './audit.repo.js';
-import { chainsFor } from './audit.service.js';
+import { chainsFor, parseRange } from './audit.service.js';
 import { logEntry } from './entries.js';
 import * as repo from './export.repo.js';
 import { actorOf, type AuditEvent, type RecordAudit } from './recorder.js';
@@ -103,13 +103,6 @@ function auditChainOf(caller: Caller, chains: Chains | null): string | null {
   if (chains?.platformOnly) return null;
   if (chains?.orgIds?.length === 1) return chains.orgIds[0]!;
   return caller.orgId;
-}
-
-function parseRange(params: ExportParams): { from?: Date; to?: Date } {
-  const from = params.from ? new Date(params.from) : undefined;
-  const to = params.to ? new Date(params.to) : undefined;
-  if (from && to && from > to) throw new AppError('VALIDATION_FAILED', 'from must not be later than to');
-  return { ...(from ? { from } : {}), ...(to ? { to } : {}) };
 }
 
 /** The filters as the export's audit entry records them: what was asked, with the limit applied. */

@@ -2,7 +2,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../http/auth.js';
-import { requestMeta } from '../http/client-ip.js';
 import { Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
 import type { RetentionService } from './retention.service.js';
 
@@ -21,17 +20,18 @@ const PolicyBody = Type.Object(
   { additionalProperties: false, description: 'lastCleanupAt is read-only' },
 );
 
-export function auditRetentionRoutes(deps: { retention: RetentionService; trustProxyHeaders: boolean }): FastifyPluginAsyncTypebox {
+export function auditRetentionRoutes(deps: { retention: RetentionService }): FastifyPluginAsyncTypebox {
   const tags = ['audit'];
   return async (app) => {
     app.get('/audit-logs/retention', {
       config: { auth: { via: ['jwt'], permission: 'audit:read' } },
-      schema: { tags, summary: 'The organization’s audit retention policy (default 365 days)', querystring: PolicyQuery, response: { 200: Policy } },
+      schema: { operationId: 'getAuditRetentionPolicy', tags, summary: 'The organization’s audit retention policy (default 365 days)', querystring: PolicyQuery, response: { 200: Policy } },
     }, (request) => deps.retention.getPolicy(callerOf(request), request.query.orgId));
 
     app.put('/audit-logs/retention', {
       config: { auth: { via: ['jwt'], permission: 'organizations:write', mfa: true } },
       schema: {
+        operationId: 'setAuditRetentionPolicy',
         tags,
         summary: 'Set the organization’s audit retention policy',
         description: 'Rows older than retentionDays are deleted by the retention worker from the start of the chain; with archiveToObjectStore they are archived first.',
@@ -39,6 +39,6 @@ export function auditRetentionRoutes(deps: { retention: RetentionService; trustP
         body: PolicyBody,
         response: { 200: Policy },
       },
-    }, (request) => deps.retention.putPolicy(callerOf(request), request.query.orgId, request.body, requestMeta(request, deps.trustProxyHeaders)));
+    }, (request) => deps.retention.putPolicy(callerOf(request), request.query.orgId, request.body, request.meta));
   };
 }

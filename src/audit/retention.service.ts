@@ -1,4 +1,4 @@
-// Audit retention (SPEC "Audit retention policy", integrity rule 3, issue 9): the per-organization
+// Audit retention (SPEC "Audit retention policy", integrity rule 3, API.md §8): the per-organization
 // policy, and the worker that deletes each chain's expired prefix in bounded batches under the
 // retention role, recording the anchor (and a signed checkpoint of it) in the same transaction as
 // the deletion, so /verify passes on the survivors and no surviving row is ever rewritten. With
@@ -9,9 +9,9 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, emptyUpdate, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import type { ArchiveStore } from './archive-store.js';
 import type { AuditCheckpoints } from './checkpoints.js';
 import { callerEvent, changeDetails, type RecordAudit } from './recorder.js';
@@ -161,7 +161,7 @@ export function createRetentionService(deps: {
     async putPolicy(caller: Caller, orgId: string | undefined, body: { retentionDays?: number; archiveToObjectStore?: boolean }, meta: RequestMeta): Promise<RetentionPolicyView> {
       const target = policyOrg(caller, orgId);
       if (body.retentionDays === undefined && body.archiveToObjectStore === undefined) {
-        throw new AppError('EMPTY_UPDATE', 'Nothing to update: send retentionDays or archiveToObjectStore');
+        throw emptyUpdate('retentionDays or archiveToObjectStore');
       }
       return withTenant(db, caller.tenant, async (tx) => {
         if (!(await organizationIsLive(tx, target))) throw notFound('Organization');

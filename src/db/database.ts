@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { AppError } from '../errors.js';
+import { AppError, databaseUnavailable } from '../errors.js';
 import { migrate, migrationConnection } from './migrate.js';
 
 /** The non-superuser role every request runs as; created by the first migration. */
@@ -88,10 +88,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 function classify(err: unknown): unknown {
-  if (isDatabaseUnavailable(err)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause: err });
-  }
-  return err;
+  return isDatabaseUnavailable(err) ? databaseUnavailable(err) : err;
 }
 
 async function assertRoleCannotBypassRls(tx: Queryable): Promise<void> {

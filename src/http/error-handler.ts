@@ -2,8 +2,9 @@
 // errors are logged in full and answered with a bare 500: no stack, no SQL, no secret.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError, toProblem, type ErrorCode } from '../errors.js';
+import { AppError, databaseUnavailable, invalidRequest, toProblem, type ErrorCode } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
+import { conflictFor } from '../db/unique-conflicts.js';
 import { describeValidationErrors } from './validation.js';
 
 export const ProblemSchema = Type.Object(
@@ -28,9 +29,9 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type header is malformed'],
 };
 
-// PostgreSQL errors that are the client's doing when a check upstream let them through.
+// PostgreSQL errors that are the client's doing when a check upstream let them through (unique
+// violations: conflictFor).
 const PG_CODES: Record<string, [ErrorCode, string]> = {
-  '23505': ['CONFLICT', 'A resource with these values already exists'],
   '42501': ['PERMISSION_DENIED', 'Access to this resource is denied'],
   '22P02': ['VALIDATION_FAILED', 'A value in the request has the wrong format'],
   '22001': ['VALIDATION_FAILED', 'A value in the request is too long'],
@@ -45,23 +46,21 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as FastifyError & { validationContext?: string };
   if (e?.validation) {
-    const errors = describeValidationErrors(e.validation as never, e.validationContext);
-    const summary = errors.map((f) => `${f.path} ${f.message}`).join('; ');
-    return new AppError('VALIDATION_FAILED', `Invalid request: ${summary}`, { errors });
+    return invalidRequest(describeValidationErrors(e.validation as never, e.validationContext));
   }
-  if (e?.code && FASTIFY_CODES[e.code]) {
-    const [code, detail] = FASTIFY_CODES[e.code]!;
+  // A SyntaxError with status 400 otherwise unnamed comes from a body parser: malformed JSON.
+  const parserError = e instanceof SyntaxError && statusCode(e) === 400 ? 'FST_ERR_CTP_INVALID_JSON_BODY' : undefined;
+  const fastifyCode = e?.code && FASTIFY_CODES[e.code] ? e.code : parserError;
+  if (fastifyCode) {
+    const [code, detail] = FASTIFY_CODES[fastifyCode]!;
     return new AppError(code, detail, { cause: err });
   }
-  if (isDatabaseUnavailable(err)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause: err });
-  }
+  if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
+  const conflict = conflictFor(err);
+  if (conflict) return conflict;
   if (e?.code && PG_CODES[e.code] && (e as { severity?: string }).severity) {
     const [code, detail] = PG_CODES[e.code]!;
     return new AppError(code, detail, { cause: err });
-  }
-  if (e instanceof SyntaxError && statusCode(e) === 400) {
-    return new AppError('VALIDATION_FAILED', 'Request body is not valid JSON', { cause: err });
   }
   const status = statusCode(e);
   if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large', { cause: err });

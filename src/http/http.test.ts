@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
 import { createUser } from '../../test/support/factory.js';
 import { assertProblem, login } from '../../test/support/clients.js';
-import { clientIp } from './client-ip.js';
+import { clientIp } from './request-meta.js';
 import { installErrorHandling } from './error-handler.js';
 import { pageOf, paginated } from './pagination.js';
 
@@ -48,7 +48,7 @@ describe('HTTP foundation', () => {
     assert.deepEqual((await t.app.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready' });
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     assert.equal(doc.openapi, '3.1.0');
-    for (const path of ['/api/v1/auth/login', '/api/v1/auth/me', '/api/v1/users', '/api/v1/users/{id}', '/api/v1/audit-logs/', '/api/v1/audit-logs/logs', '/api/v1/audit-logs/logs/{id}', '/api/v1/audit-logs/search', '/api/v1/audit-logs/verify', '/api/v1/orgs/partners', '/api/v1/orgs/partners/{id}', '/api/v1/orgs/partners/me', '/api/v1/orgs', '/api/v1/orgs/organizations', '/api/v1/orgs/organizations/order', '/api/v1/orgs/sites', '/api/v1/orgs/sites/{id}', '/healthz', '/readyz']) {
+    for (const path of ['/api/v1/auth/login', '/api/v1/auth/me', '/api/v1/users', '/api/v1/users/{id}', '/api/v1/audit-logs', '/api/v1/audit-logs/logs', '/api/v1/audit-logs/logs/{id}', '/api/v1/audit-logs/search', '/api/v1/audit-logs/verify', '/api/v1/orgs/partners', '/api/v1/orgs/partners/{id}', '/api/v1/orgs/partners/me', '/api/v1/orgs', '/api/v1/orgs/organizations', '/api/v1/orgs/organizations/order', '/api/v1/orgs/sites', '/api/v1/orgs/sites/{id}', '/healthz', '/readyz']) {
       assert.ok(doc.paths[path], `${path} missing from OpenAPI`);
     }
     assert.deepEqual(doc.paths['/api/v1/auth/me'].get.security, [{ bearerAuth: [] }]);

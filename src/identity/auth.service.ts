@@ -1,9 +1,9 @@
 // Sign-in, MFA, refresh-token rotation and sign-out (API.md §3).
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { AppError } from '../errors.js';
+import { accessTokenInvalid, AppError, mfaCodeInvalid, mfaTokenInvalid } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { actorOf, type AuditEvent, type RecordAudit } from '../audit/recorder.js';
 import type { CallerResolver } from './callers.js';
 import { verifyPassword } from './passwords.js';
@@ -22,7 +22,7 @@ const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
 
-export type { RequestMeta } from '../http/client-ip.js';
+export type { RequestMeta } from '../http/request-meta.js';
 
 export interface SessionTokens {
   accessToken: string;
@@ -174,9 +174,7 @@ export function createAuthService(deps: AuthServiceDeps) {
   async function verifyMfa(mfaToken: string, code: string, meta: RequestMeta): Promise<SessionTokens> {
     const userId = await tokens.verifyMfaChallenge(mfaToken);
     const found = await system((tx) => users.findUserById(tx, userId));
-    if (!found || !found.mfa_enabled || !found.mfa_secret) {
-      throw new AppError('UNAUTHENTICATED', 'MFA token is invalid or expired; sign in again');
-    }
+    if (!found || !found.mfa_enabled || !found.mfa_secret) throw mfaTokenInvalid();
     // Wrong codes count against the same 10-in-15-minutes limit as wrong passwords.
     const { attemptId } = await reserveAttempt(emailKey(found.email), meta);
     const step = totp.matchStep(totp.open(found.mfa_secret), code, now());
@@ -190,7 +188,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       await sessions.deleteAttempt(tx, attemptId);
       return issueSession(tx, found, true, meta);
     });
-    if (outcome === 'mfa_invalid') throw new AppError('MFA_INVALID', 'The authentication code is wrong or expired');
+    if (outcome === 'mfa_invalid') throw mfaCodeInvalid();
     if (outcome === 'mfa_replayed') throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
     return outcome;
   }
@@ -234,11 +232,17 @@ export function createAuthService(deps: AuthServiceDeps) {
     callers.announceChange('session revoked: logout');
   }
 
+  /** The caller's own user, which MFA is being set up for: it must not have MFA already. */
+  async function userWithoutMfa(tx: Transaction, caller: Caller) {
+    const user = await users.findUserById(tx, caller.id);
+    if (!user) throw accessTokenInvalid();
+    if (user.mfa_enabled) throw new AppError('CONFLICT', 'MFA is already enabled for this account');
+    return user;
+  }
+
   async function setupMfa(caller: Caller): Promise<{ secret: string; otpauthUrl: string }> {
     return system(async (tx) => {
-      const user = await users.findUserById(tx, caller.id);
-      if (!user) throw new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
-      if (user.mfa_enabled) throw new AppError('CONFLICT', 'MFA is already enabled for this account');
+      const user = await userWithoutMfa(tx, caller);
       const fresh = totp.newSecret(user.email);
       await users.setPendingMfaSecret(tx, user.id, totp.seal(fresh.secret));
       return fresh;
@@ -247,14 +251,12 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   async function enableMfa(caller: Caller, code: string, meta: RequestMeta): Promise<{ mfaEnabled: true }> {
     await system(async (tx) => {
-      const user = await users.findUserById(tx, caller.id);
-      if (!user) throw new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
-      if (user.mfa_enabled) throw new AppError('CONFLICT', 'MFA is already enabled for this account');
+      const user = await userWithoutMfa(tx, caller);
       if (!user.mfa_pending_secret) {
         throw new AppError('CONFLICT', 'No MFA setup in progress: call POST /api/v1/auth/mfa/setup first');
       }
       const step = totp.matchStep(totp.open(user.mfa_pending_secret), code, now());
-      if (step === null) throw new AppError('MFA_INVALID', 'The authentication code is wrong or expired');
+      if (step === null) throw mfaCodeInvalid();
       // The enabling code counts as used (RFC 6238 §5.2): it cannot sign in afterwards.
       await users.activateMfa(tx, user.id, step);
       await recordAudit(tx, { ...loginEvent('user.mfa.enable', user, user.email, meta), actor: actorOf(caller) });

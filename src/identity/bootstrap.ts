@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { hashPassword } from './passwords.js';
-import { countUsers, insertUser } from './users.repo.js';
+import { countUsers, insertUser, lockBootstrap } from './users.repo.js';
 
 export interface BootstrapResult {
   email: string;
@@ -21,7 +21,7 @@ export async function ensureBootstrapAdmin(
   const passwordHash = await hashPassword(options.password ?? generatedPassword!);
   return withTenant(db, SYSTEM_SCOPE, async (tx) => {
     // Two instances starting on an empty database must not both create an admin.
-    await tx.query(`select pg_advisory_xact_lock(hashtext('bootstrap-admin'))`);
+    await lockBootstrap(tx);
     if ((await countUsers(tx)) > 0) return null;
     await insertUser(tx, {
       email,

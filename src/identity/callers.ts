@@ -4,7 +4,7 @@
 // cache on every instance through the invalidation bus.
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant, type TenantScope } from '../db/tenant-scope.js';
-import { AppError } from '../errors.js';
+import { accessTokenInvalid } from '../errors.js';
 import type { Authenticator, Caller } from '../http/auth.js';
 import type { InvalidationBus } from '../coordination/invalidation-bus.js';
 import { permissionsOf } from './permissions.js';
@@ -75,7 +75,7 @@ export function createCallerResolver(deps: { db: Database; tokens: TokenService;
       const found = await record(claims.sessionId);
       const now = deps.now();
       if (!found || found.id !== claims.userId || found.session_revoked_at !== null || found.session_expires_at.getTime() <= now) {
-        throw new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
+        throw accessTokenInvalid();
       }
       return callerFromRecord(found, claims.sessionId, claims.mfaVerified);
     },

@@ -3,7 +3,7 @@
 // never verifies.
 import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
-import { AppError } from '../errors.js';
+import { accessTokenInvalid, mfaTokenInvalid, type AppError } from '../errors.js';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 900;
 export const MFA_TOKEN_TTL_SECONDS = 300;
@@ -60,7 +60,6 @@ export function createTokenService(secret: string, now: () => number): TokenServ
   // rest of a cached request costs less. A token verified once keeps its (immutable) claims here;
   // expiry is still checked on every use, and session revocation is checked by the caller.
   const verified = new Map<string, AccessClaims & { expiresAtMs: number }>();
-  const invalidAccessToken = () => new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
 
   return {
     signAccess: (c) => sign({ sid: c.sessionId, mfa: c.mfaVerified }, c.userId, ACCESS_AUDIENCE, ACCESS_TOKEN_TTL_SECONDS),
@@ -69,10 +68,10 @@ export function createTokenService(secret: string, now: () => number): TokenServ
       if (known) {
         if (known.expiresAtMs > now()) return known;
         verified.delete(token);
-        throw invalidAccessToken();
+        throw accessTokenInvalid();
       }
-      const p = await verify(token, ACCESS_AUDIENCE, invalidAccessToken());
-      if (typeof p.sid !== 'string' || typeof p.sub !== 'string') throw invalidAccessToken();
+      const p = await verify(token, ACCESS_AUDIENCE, accessTokenInvalid());
+      if (typeof p.sid !== 'string' || typeof p.sub !== 'string') throw accessTokenInvalid();
       const claims = { userId: p.sub, sessionId: p.sid, mfaVerified: p.mfa === true, expiresAtMs: p.exp! * 1000 };
       if (verified.size >= VERIFIED_TOKEN_CACHE_SIZE) verified.delete(verified.keys().next().value!);
       verified.set(token, claims);
@@ -80,7 +79,7 @@ export function createTokenService(secret: string, now: () => number): TokenServ
     },
     signMfaChallenge: (userId) => sign({}, userId, MFA_AUDIENCE, MFA_TOKEN_TTL_SECONDS),
     async verifyMfaChallenge(token) {
-      const p = await verify(token, MFA_AUDIENCE, new AppError('UNAUTHENTICATED', 'MFA token is invalid or expired; sign in again'));
+      const p = await verify(token, MFA_AUDIENCE, mfaTokenInvalid());
       return p.sub!;
     },
   };

@@ -129,6 +129,11 @@ export async function listUsers(
   return { rows, total: count.rows[0]!.total };
 }
 
+/** Serialises first-admin creation: two instances starting on an empty database take turns. */
+export async function lockBootstrap(tx: Queryable): Promise<void> {
+  await tx.query(`select pg_advisory_xact_lock(hashtext('bootstrap-admin'))`);
+}
+
 export async function countUsers(tx: Queryable): Promise<number> {
   const { rows } = await tx.query<{ n: number }>(`select count(*)::int as n from users`);
   return rows[0]!.n;

@@ -1,11 +1,11 @@
 // Users within the caller's reach (API.md §3): a caller creates and changes users only inside its
 // own tenant and never hands out more than it holds (role, organization access).
-import type { Database } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, emptyUpdate, notFound, permissionDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
-import { actorOf, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import type { RequestMeta } from '../http/request-meta.js';
+import { actorOf, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import type { CallerResolver } from './callers.js';
 import { hashPassword } from './passwords.js';
@@ -63,8 +63,6 @@ export function userView(row: UserRow): UserView {
   };
 }
 
-const denied = (detail: string) => new AppError('PERMISSION_DENIED', detail);
-
 /** Whether the caller holds at least the organization access described (never grant more). */
 function accessCovers(caller: Caller, access: OrgAccess, orgIds: readonly string[]): boolean {
   if (caller.scope === 'system') return true;
@@ -74,8 +72,25 @@ function accessCovers(caller: Caller, access: OrgAccess, orgIds: readonly string
   return access === 'none' || orgIds.every((id) => caller.canAccessOrg(id));
 }
 
-function isDuplicateEmail(err: unknown): boolean {
-  return (err as { code?: string }).code === '23505';
+function assertRoleGrantable(caller: Caller, role: Role): void {
+  if (!roleCovers(caller.role as Role, role)) throw permissionDenied('You cannot grant a role above your own');
+}
+
+/** Organization access belongs to partner-scope users only, and orgIds only to "selected". */
+function assertAccessShape(scope: UserScope, access: OrgAccess, input: { orgAccess?: OrgAccess; orgIds?: string[] }): void {
+  if (scope !== 'partner' && (input.orgAccess !== undefined || input.orgIds !== undefined)) {
+    throw new AppError('VALIDATION_FAILED', 'orgAccess and orgIds apply only to partner-scope users');
+  }
+  if (access !== 'selected' && input.orgIds?.length) throw new AppError('VALIDATION_FAILED', 'orgIds is only allowed with orgAccess "selected"');
+}
+
+/** The access to grant a partner-scope user of `partnerId`: within the caller's, to live organizations of that partner. */
+async function assertAccessGrantable(tx: Transaction, caller: Caller, partnerId: string | null, access: OrgAccess, orgIds: string[]): Promise<void> {
+  if (!accessCovers(caller, access, orgIds)) throw permissionDenied('You cannot grant access to organizations you cannot reach');
+  const found = await users.liveOrganizations(tx, orgIds);
+  if (found.length !== orgIds.length || found.some((o) => o.partner_id !== partnerId)) {
+    throw new AppError('VALIDATION_FAILED', 'orgIds must name live organizations of the user’s partner');
+  }
 }
 
 /** What an audit entry says about a user: never the password or its hash. */
@@ -88,7 +103,7 @@ const ACCESS_FIELDS = ['role', 'orgAccess', 'orgIds'] as const;
 
 export function createUsersService(deps: { db: Database; callers: CallerResolver; recordAudit: RecordAudit; now: () => number }) {
   const { db, callers, recordAudit, now } = deps;
-  const userEvent = (caller: Caller, meta: RequestMeta, action: string, row: UserRow, details: Record<string, unknown>) => ({
+  const userEvent = (caller: Caller, meta: RequestMeta, action: AuditAction, row: UserRow, details: Record<string, unknown>) => ({
     orgId: row.org_id,
     actor: actorOf(caller),
     action,
@@ -99,68 +114,56 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   });
 
   async function create(caller: Caller, input: CreateUserInput, meta: RequestMeta): Promise<UserView> {
-    if (!roleCovers(caller.role as Role, input.role)) throw denied('You cannot grant a role above your own');
+    assertRoleGrantable(caller, input.role);
     let partnerId: string | null = null;
     let orgId: string | null = null;
     const orgAccess: OrgAccess = input.scope === 'partner' ? (input.orgAccess ?? 'all') : 'none';
     const orgIds = input.scope === 'partner' && orgAccess === 'selected' ? [...new Set(input.orgIds ?? [])] : [];
 
-    if (input.scope !== 'partner' && (input.orgAccess !== undefined || input.orgIds !== undefined)) {
-      throw new AppError('VALIDATION_FAILED', 'orgAccess and orgIds apply only to partner-scope users');
-    }
-    if (input.scope === 'partner' && orgAccess !== 'selected' && input.orgIds?.length) {
-      throw new AppError('VALIDATION_FAILED', 'orgIds is only allowed with orgAccess "selected"');
-    }
+    assertAccessShape(input.scope, orgAccess, input);
 
     // Hashing takes tens of milliseconds of CPU: done before the transaction holds a connection.
     const passwordHash = await hashPassword(input.password);
     return withTenant(db, caller.tenant, async (tx) => {
       if (input.scope === 'system') {
-        if (caller.scope !== 'system') throw denied('Only system-scope users can create system-scope users');
+        if (caller.scope !== 'system') throw permissionDenied('Only system-scope users can create system-scope users');
         if (input.partnerId || input.orgId) throw new AppError('VALIDATION_FAILED', 'System-scope users belong to no partner or organization');
       } else if (input.scope === 'partner') {
         if (input.orgId) throw new AppError('VALIDATION_FAILED', 'Partner-scope users belong to no single organization: use orgAccess/orgIds');
-        if (caller.scope === 'organization') throw denied('Organization-scope users can only create users of their organization');
+        if (caller.scope === 'organization') throw permissionDenied('Organization-scope users can only create users of their organization');
         partnerId = caller.scope === 'partner' ? caller.partnerId : (input.partnerId ?? null);
         if (!partnerId) throw new AppError('VALIDATION_FAILED', 'partnerId is required for partner-scope users');
         if (caller.scope === 'partner' && input.partnerId && input.partnerId !== caller.partnerId) {
-          throw denied('You can only create users of your own partner');
+          throw permissionDenied('You can only create users of your own partner');
         }
         if (!(await users.partnerStatus(tx, partnerId))) throw notFound('Partner');
-        if (!accessCovers(caller, orgAccess, orgIds)) throw denied('You cannot grant access to organizations you cannot reach');
-        const found = await users.liveOrganizations(tx, orgIds);
-        if (found.length !== orgIds.length || found.some((o) => o.partner_id !== partnerId)) {
-          throw new AppError('VALIDATION_FAILED', 'orgIds must name live organizations of the user’s partner');
-        }
+        await assertAccessGrantable(tx, caller, partnerId, orgAccess, orgIds);
       } else {
         orgId = caller.scope === 'organization' ? caller.orgId : (input.orgId ?? null);
         if (!orgId) throw new AppError('VALIDATION_FAILED', 'orgId is required for organization-scope users');
-        if (input.orgId && !caller.canAccessOrg(input.orgId)) throw denied('You cannot create users in an organization outside your reach');
+        const outOfReach = () => permissionDenied('You cannot create users in an organization outside your reach');
+        if (input.orgId && !caller.canAccessOrg(input.orgId)) throw outOfReach();
         const [org] = await users.liveOrganizations(tx, [orgId]);
-        if (!org) throw caller.scope === 'system' ? notFound('Organization') : denied('You cannot create users in an organization outside your reach');
+        if (!org) throw caller.scope === 'system' ? notFound('Organization') : outOfReach();
         if (input.partnerId && input.partnerId !== org.partner_id) {
           throw new AppError('VALIDATION_FAILED', 'partnerId does not match the organization’s partner');
         }
         partnerId = org.partner_id;
       }
-      try {
-        const row = await users.insertUser(tx, {
-          email: input.email.trim(),
-          name: input.name,
-          passwordHash,
-          scope: input.scope,
-          partnerId,
-          orgId,
-          role: input.role,
-          orgAccess,
-          orgIds,
-        });
-        await recordAudit(tx, userEvent(caller, meta, 'user.create', row, { after: auditSnapshot(row) }));
-        return userView(row);
-      } catch (err) {
-        if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
-        throw err;
-      }
+      // A live user's e-mail (any case) taken already: users_live_email refuses the insert, a 409.
+      const row = await users.insertUser(tx, {
+        email: input.email.trim(),
+        name: input.name,
+        passwordHash,
+        scope: input.scope,
+        partnerId,
+        orgId,
+        role: input.role,
+        orgAccess,
+        orgIds,
+      });
+      await recordAudit(tx, userEvent(caller, meta, 'user.create', row, { after: auditSnapshot(row) }));
+      return userView(row);
     });
   }
 
@@ -188,24 +191,24 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
    */
   async function unreachableUser(id: string): Promise<AppError> {
     const exists = await withTenant(db, SYSTEM_SCOPE, (tx) => users.userExists(tx, id));
-    return exists ? denied('This user is outside your reach') : notFound('User');
+    return exists ? permissionDenied('This user is outside your reach') : notFound('User');
   }
 
   /** A visible user the caller may manage: holds no more than the caller. */
   function assertManageable(caller: Caller, target: UserRow): void {
-    if (!roleCovers(caller.role as Role, target.role)) throw denied('You cannot change a user whose role is above yours');
+    if (!roleCovers(caller.role as Role, target.role)) throw permissionDenied('You cannot change a user whose role is above yours');
     if (target.scope === 'partner' && !accessCovers(caller, target.org_access, target.org_ids)) {
-      throw denied('You cannot change a user who reaches organizations you cannot');
+      throw permissionDenied('You cannot change a user who reaches organizations you cannot');
     }
   }
 
   async function update(caller: Caller, id: string, input: UpdateUserInput, meta: RequestMeta): Promise<UserView> {
     if (Object.values(input).every((v) => v === undefined)) {
-      throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one of email, name, password, role, orgAccess, orgIds');
+      throw emptyUpdate('at least one of email, name, password, role, orgAccess, orgIds');
     }
     const changesAccess = input.role !== undefined || input.orgAccess !== undefined || input.orgIds !== undefined;
-    if (changesAccess && id === caller.id) throw denied('You cannot change your own role or organization access');
-    if (input.role !== undefined && !roleCovers(caller.role as Role, input.role)) throw denied('You cannot grant a role above your own');
+    if (changesAccess && id === caller.id) throw permissionDenied('You cannot change your own role or organization access');
+    if (input.role !== undefined) assertRoleGrantable(caller, input.role);
 
     const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
     const view = await withTenant(db, caller.tenant, async (tx) => {
@@ -217,15 +220,10 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
       if (input.name !== undefined) changes.name = input.name;
       if (input.role !== undefined) changes.role = input.role;
       if (input.orgAccess !== undefined || input.orgIds !== undefined) {
-        if (target.scope !== 'partner') throw new AppError('VALIDATION_FAILED', 'orgAccess and orgIds apply only to partner-scope users');
         const access = input.orgAccess ?? target.org_access;
+        assertAccessShape(target.scope, access, input);
         const ids = access === 'selected' ? [...new Set(input.orgIds ?? target.org_ids)] : [];
-        if (access !== 'selected' && input.orgIds?.length) throw new AppError('VALIDATION_FAILED', 'orgIds is only allowed with orgAccess "selected"');
-        if (!accessCovers(caller, access, ids)) throw denied('You cannot grant access to organizations you cannot reach');
-        const found = await users.liveOrganizations(tx, ids);
-        if (found.length !== ids.length || found.some((o) => o.partner_id !== target.partner_id)) {
-          throw new AppError('VALIDATION_FAILED', 'orgIds must name live organizations of the user’s partner');
-        }
+        await assertAccessGrantable(tx, caller, target.partner_id, access, ids);
         changes.orgAccess = access;
         changes.orgIds = ids;
       }
@@ -233,22 +231,17 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
         changes.passwordHash = passwordHash;
         await revokeUserSessions(tx, id, 'password changed', new Date(now()), id === caller.id ? caller.sessionId : null);
       }
-      try {
-        const row = await users.updateUser(tx, id, changes);
-        if (!row) return null;
-        const before = auditSnapshot(target);
-        const after = auditSnapshot(row);
-        const changedFields = (Object.keys(input) as (keyof UpdateUserInput)[]).filter((k) => input[k] !== undefined);
-        await recordAudit(tx, userEvent(caller, meta, 'user.update', row, changeDetails(changedFields, before, after, ['password'])));
-        if (ACCESS_FIELDS.some((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]))) {
-          const access = (snapshot: typeof before) => ({ role: snapshot.role, orgAccess: snapshot.orgAccess, orgIds: snapshot.orgIds });
-          await recordAudit(tx, userEvent(caller, meta, 'user.permission.change', row, { before: access(before), after: access(after) }));
-        }
-        return userView(row);
-      } catch (err) {
-        if (isDuplicateEmail(err)) throw new AppError('CONFLICT', 'A user with this email already exists');
-        throw err;
+      const row = await users.updateUser(tx, id, changes); // a taken e-mail: users_live_email, 409
+      if (!row) return null;
+      const before = auditSnapshot(target);
+      const after = auditSnapshot(row);
+      const changedFields = (Object.keys(input) as (keyof UpdateUserInput)[]).filter((k) => input[k] !== undefined);
+      await recordAudit(tx, userEvent(caller, meta, 'user.update', row, changeDetails(changedFields, before, after, ['password'])));
+      if (ACCESS_FIELDS.some((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]))) {
+        const access = (snapshot: typeof before) => ({ role: snapshot.role, orgAccess: snapshot.orgAccess, orgIds: snapshot.orgIds });
+        await recordAudit(tx, userEvent(caller, meta, 'user.permission.change', row, { before: access(before), after: access(after) }));
       }
+      return userView(row);
     });
     if (!view) throw await unreachableUser(id);
     callers.announceChange('user updated');
@@ -256,7 +249,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   }
 
   async function remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
-    if (id === caller.id) throw denied('You cannot delete your own account');
+    if (id === caller.id) throw permissionDenied('You cannot delete your own account');
     const deleted = await withTenant(db, caller.tenant, async (tx) => {
       const target = await users.findUserById(tx, id);
       if (!target) return false;

@@ -85,14 +85,6 @@ export async function lockPartner(tx: Queryable, partnerId: string): Promise<{ m
   return { max_organizations: rows[0].max_organizations, live: count.rows[0]!.live };
 }
 
-export async function liveSlugExists(tx: Queryable, partnerId: string, slug: string, exceptId: string | null = null): Promise<boolean> {
-  const { rows } = await tx.query(
-    `select 1 from organizations where partner_id = $1 and slug = $2 and deleted_at is null and id is distinct from $3`,
-    [partnerId, slug, exceptId],
-  );
-  return rows.length > 0;
-}
-
 export async function insertOrganization(tx: Queryable, id: string, partnerId: string, values: OrganizationValues): Promise<void> {
   const { columns, params } = columnValues(ORGANIZATION_COLUMNS, values);
   await tx.query(

@@ -1,53 +1,51 @@
 // /orgs/ and /orgs/organizations (SPEC permission matrix: partner and system; `/` also organization).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../http/auth.js';
-import { requestMeta } from '../http/client-ip.js';
 import type { OrganizationsService } from './organizations.service.js';
 import * as S from './schemas.js';
 
-export function organizationsRoutes(deps: { organizations: OrganizationsService; trustProxyHeaders: boolean }): FastifyPluginAsyncTypebox {
+export function organizationsRoutes(deps: { organizations: OrganizationsService }): FastifyPluginAsyncTypebox {
   const auth = (permission: string, scopes: ('system' | 'partner' | 'organization')[] = ['partner', 'system']) =>
     ({ auth: { via: ['jwt'], scopes, permission } as const });
   const tags = ['organizations'];
   return async (app) => {
-    const meta = (request: Parameters<typeof requestMeta>[0]) => requestMeta(request, deps.trustProxyHeaders);
 
     app.get('/', {
       config: auth('organizations:read', ['organization', 'partner', 'system']),
-      schema: { tags, summary: 'Every organization the caller reaches (unpaginated; partner order, else by name)', response: { 200: S.AccessibleOrganizations } },
+      schema: { operationId: 'listAccessibleOrganizations', tags, summary: 'Every organization the caller reaches (unpaginated; partner order, else by name)', response: { 200: S.AccessibleOrganizations } },
     }, (request) => deps.organizations.accessible(callerOf(request)));
 
     app.get('/organizations', {
       config: auth('organizations:read'),
-      schema: { tags, summary: 'Organizations, paginated', querystring: S.OrganizationListQuery, response: { 200: S.OrganizationList } },
+      schema: { operationId: 'listOrganizations', tags, summary: 'Organizations, paginated', querystring: S.OrganizationListQuery, response: { 200: S.OrganizationList } },
     }, (request) => deps.organizations.list(callerOf(request), request.query));
 
     app.post('/organizations', {
       config: auth('organizations:write'),
-      schema: { tags, summary: 'Create an organization', body: S.CreateOrganizationBody, response: { 201: S.Organization } },
+      schema: { operationId: 'createOrganization', tags, summary: 'Create an organization', body: S.CreateOrganizationBody, response: { 201: S.Organization } },
     }, async (request, reply) => {
       reply.status(201);
-      return deps.organizations.create(callerOf(request), request.body, meta(request));
+      return deps.organizations.create(callerOf(request), request.body, request.meta);
     });
 
     app.patch('/organizations/order', {
       config: auth('organizations:write', ['partner']),
-      schema: { tags, summary: 'Set the partner’s display order of its organizations', body: S.OrganizationOrder, response: { 200: S.OrganizationOrder } },
+      schema: { operationId: 'reorderOrganizations', tags, summary: 'Set the partner’s display order of its organizations', body: S.OrganizationOrder, response: { 200: S.OrganizationOrder } },
     }, (request) => deps.organizations.setOrder(callerOf(request), request.body.organizationOrder));
 
     app.get('/organizations/:id', {
       config: auth('organizations:read'),
-      schema: { tags, summary: 'One organization', params: S.IdParams, response: { 200: S.Organization } },
+      schema: { operationId: 'getOrganization', tags, summary: 'One organization', params: S.IdParams, response: { 200: S.Organization } },
     }, (request) => deps.organizations.get(callerOf(request), request.params.id));
 
     app.patch('/organizations/:id', {
       config: auth('organizations:write'),
-      schema: { tags, summary: 'Update an organization (not its partner)', params: S.IdParams, body: S.UpdateOrganizationBody, response: { 200: S.Organization } },
-    }, (request) => deps.organizations.update(callerOf(request), request.params.id, request.body, meta(request)));
+      schema: { operationId: 'updateOrganization', tags, summary: 'Update an organization (not its partner)', params: S.IdParams, body: S.UpdateOrganizationBody, response: { 200: S.Organization } },
+    }, (request) => deps.organizations.update(callerOf(request), request.params.id, request.body, request.meta));
 
     app.delete('/organizations/:id', {
       config: auth('organizations:write'),
-      schema: { tags, summary: 'Soft-delete an organization (its sites are kept but no longer reachable)', params: S.IdParams, response: { 200: S.Success } },
-    }, (request) => deps.organizations.remove(callerOf(request), request.params.id, meta(request)));
+      schema: { operationId: 'deleteOrganization', tags, summary: 'Soft-delete an organization (its sites are kept but no longer reachable)', params: S.IdParams, response: { 200: S.Success } },
+    }, (request) => deps.organizations.remove(callerOf(request), request.params.id, request.meta));
   };
 }

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { applyTenantScope, withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, emptyUpdate, limitReached, notFound, partnerMismatch, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import * as orgs from './organizations.repo.js';
 import type { CreateOrganizationBody, Organization, UpdateOrganizationBody } from './schemas.js';
 
@@ -33,16 +33,16 @@ export function organizationView(row: orgs.OrganizationRow): OrganizationView {
   };
 }
 
-const duplicateSlug = () => new AppError('CONFLICT', 'This partner already has an organization with this slug');
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
-
 function assertContract(start: string | null | undefined, end: string | null | undefined): void {
-  if (start && end && new Date(start) > new Date(end)) throw new AppError('VALIDATION_FAILED', 'contractStart must not be later than contractEnd');
+  if (start && end && new Date(start) > new Date(end)) throw reversedRange('contractStart', 'contractEnd');
 }
+
+const partnerContextRequired = (action: 'create' | 'order') =>
+  new AppError('VALIDATION_FAILED', `Partner context required to ${action} organizations`);
 
 export function createOrganizationsService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
   const { db, recordAudit } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: orgs.OrganizationRow, details: Record<string, unknown>) =>
+  const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: orgs.OrganizationRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.id, action, resource: { type: 'organization', id: row.id, name: row.name }, details });
 
   /** An organization the caller reaches, or 404 (partner scope must not learn that others exist). */
@@ -79,8 +79,8 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
     async create(caller: Caller, body: Static<typeof CreateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {
       let partnerId: string;
       if (caller.scope === 'partner') {
-        if (!caller.partnerId) throw new AppError('VALIDATION_FAILED', 'Partner context required to create organizations');
-        if (body.partnerId && body.partnerId !== caller.partnerId) throw new AppError('PARTNER_MISMATCH', 'partnerId must be your own partner');
+        if (!caller.partnerId) throw partnerContextRequired('create');
+        if (body.partnerId && body.partnerId !== caller.partnerId) throw partnerMismatch();
         // A narrower partner user would create an organization it could then neither see nor audit.
         if (caller.tenant.scope !== 'partner' || !caller.tenant.allOrgs) {
           throw new AppError('PERMISSION_DENIED', 'Creating organizations needs access to all of the partner’s organizations');
@@ -92,28 +92,23 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       }
       assertContract(body.contractStart, body.contractEnd);
       const { partnerId: _ignored, ...values } = body;
-      try {
-        const view = await withTenant(db, caller.tenant, async (tx) => {
-          const partner = await orgs.lockPartner(tx, partnerId);
-          if (!partner) throw notFound('Partner');
-          if (partner.max_organizations !== null && partner.live >= partner.max_organizations) {
-            throw new AppError('LIMIT_REACHED', `This partner has reached its limit of ${partner.max_organizations} organizations`);
-          }
-          if (await orgs.liveSlugExists(tx, partnerId, body.slug)) throw duplicateSlug();
-          const id = randomUUID();
-          await orgs.insertOrganization(tx, id, partnerId, values);
-          // The caller's reach now includes the new organization: widen this transaction's scope so
-          // the entry can go into the organization's own chain.
-          if (caller.tenant.scope === 'partner') await applyTenantScope(tx, db.appRole, { ...caller.tenant, orgIds: [...caller.tenant.orgIds, id] });
-          const row = (await orgs.findOrganization(tx, id))!;
-          await recordAudit(tx, event(caller, meta, 'organization.create', row, { partnerId, status: row.status, type: row.type }));
-          return organizationView(row);
-        });
-        deps.announceChange('organization created');
-        return view;
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateSlug() : err;
-      }
+      const view = await withTenant(db, caller.tenant, async (tx) => {
+        const partner = await orgs.lockPartner(tx, partnerId);
+        if (!partner) throw notFound('Partner');
+        if (partner.max_organizations !== null && partner.live >= partner.max_organizations) {
+          throw limitReached('partner', partner.max_organizations, 'organizations');
+        }
+        const id = randomUUID();
+        await orgs.insertOrganization(tx, id, partnerId, values); // a taken slug: organizations_live_slug, 409
+        // The caller's reach now includes the new organization: widen this transaction's scope so
+        // the entry can go into the organization's own chain.
+        if (caller.tenant.scope === 'partner') await applyTenantScope(tx, db.appRole, { ...caller.tenant, orgIds: [...caller.tenant.orgIds, id] });
+        const row = (await orgs.findOrganization(tx, id))!;
+        await recordAudit(tx, event(caller, meta, 'organization.create', row, { partnerId, status: row.status, type: row.type }));
+        return organizationView(row);
+      });
+      deps.announceChange('organization created');
+      return view;
     },
 
     async get(caller: Caller, id: string): Promise<OrganizationView> {
@@ -122,23 +117,18 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one organization field (partnerId cannot be changed)');
-      try {
-        const view = await withTenant(db, caller.tenant, async (tx) => {
-          const current = await reachable(tx, caller, id);
-          assertContract(body.contractStart ?? current.contract_start?.toISOString(), body.contractEnd ?? current.contract_end?.toISOString());
-          if (body.slug && (await orgs.liveSlugExists(tx, current.partner_id, body.slug, id))) throw duplicateSlug();
-          await orgs.updateOrganization(tx, id, body);
-          const row = (await orgs.findOrganization(tx, id))!;
-          const after = organizationView(row);
-          await recordAudit(tx, event(caller, meta, 'organization.update', row, changeDetails(fields, organizationView(current), after)));
-          return after;
-        });
-        deps.announceChange('organization updated'); // status reaches the suspended-organization guard
-        return view;
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateSlug() : err;
-      }
+      if (fields.length === 0) throw emptyUpdate('at least one organization field (partnerId cannot be changed)');
+      const view = await withTenant(db, caller.tenant, async (tx) => {
+        const current = await reachable(tx, caller, id);
+        assertContract(body.contractStart ?? current.contract_start?.toISOString(), body.contractEnd ?? current.contract_end?.toISOString());
+        await orgs.updateOrganization(tx, id, body); // a taken slug: organizations_live_slug, 409
+        const row = (await orgs.findOrganization(tx, id))!;
+        const after = organizationView(row);
+        await recordAudit(tx, event(caller, meta, 'organization.update', row, changeDetails(fields, organizationView(current), after)));
+        return after;
+      });
+      deps.announceChange('organization updated'); // status reaches the suspended-organization guard
+      return view;
     },
 
     async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
@@ -153,7 +143,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
 
     /** PATCH /orgs/organizations/order: unknown or deleted ids dropped, omitted ones appended. */
     async setOrder(caller: Caller, order: string[]): Promise<{ organizationOrder: string[] }> {
-      if (!caller.partnerId) throw new AppError('VALIDATION_FAILED', 'Partner context required to order organizations');
+      if (!caller.partnerId) throw partnerContextRequired('order');
       return withTenant(db, caller.tenant, async (tx) => {
         const live = await orgs.registrationOrder(tx, caller.partnerId!);
         const known = new Set(live);

@@ -1,53 +1,51 @@
 // /orgs/partners: system-scope partner administration, and /orgs/partners/me for partner users.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../http/auth.js';
-import { requestMeta } from '../http/client-ip.js';
 import type { PartnersService } from './partners.service.js';
 import * as S from './schemas.js';
 
-export function partnersRoutes(deps: { partners: PartnersService; trustProxyHeaders: boolean }): FastifyPluginAsyncTypebox {
+export function partnersRoutes(deps: { partners: PartnersService }): FastifyPluginAsyncTypebox {
   const system = (permission: string) => ({ auth: { via: ['jwt'], scopes: ['system'], permission } as const });
   const partner = (permission: string) => ({ auth: { via: ['jwt'], scopes: ['partner'], permission } as const });
   const tags = ['partners'];
   return async (app) => {
-    const meta = (request: Parameters<typeof requestMeta>[0]) => requestMeta(request, deps.trustProxyHeaders);
 
     app.get('/partners', {
       config: system('organizations:read'),
-      schema: { tags, summary: 'Partners (system scope)', querystring: S.ListQuery, response: { 200: S.PartnerList } },
+      schema: { operationId: 'listPartners', tags, summary: 'Partners (system scope)', querystring: S.ListQuery, response: { 200: S.PartnerList } },
     }, (request) => deps.partners.list(callerOf(request), request.query));
 
     app.post('/partners', {
       config: system('organizations:write'),
-      schema: { tags, summary: 'Provision a partner (active unless status says otherwise)', body: S.CreatePartnerBody, response: { 201: S.Partner } },
+      schema: { operationId: 'createPartner', tags, summary: 'Provision a partner (active unless status says otherwise)', body: S.CreatePartnerBody, response: { 201: S.Partner } },
     }, async (request, reply) => {
       reply.status(201);
-      return deps.partners.create(callerOf(request), request.body, meta(request));
+      return deps.partners.create(callerOf(request), request.body, request.meta);
     });
 
     app.get('/partners/me', {
       config: partner('organizations:read'),
-      schema: { tags, summary: 'The caller’s partner', response: { 200: S.Partner } },
+      schema: { operationId: 'getOwnPartner', tags, summary: 'The caller’s partner', response: { 200: S.Partner } },
     }, (request) => deps.partners.getMine(callerOf(request)));
 
     app.patch('/partners/me', {
       config: partner('organizations:write'),
-      schema: { tags, summary: 'Update the caller’s partner (settings merged key by key)', body: S.UpdateMyPartnerBody, response: { 200: S.Partner } },
-    }, (request) => deps.partners.updateMine(callerOf(request), request.body, meta(request)));
+      schema: { operationId: 'updateOwnPartner', tags, summary: 'Update the caller’s partner (settings merged key by key)', body: S.UpdateMyPartnerBody, response: { 200: S.Partner } },
+    }, (request) => deps.partners.updateMine(callerOf(request), request.body, request.meta));
 
     app.get('/partners/:id', {
       config: system('organizations:read'),
-      schema: { tags, summary: 'One partner', params: S.IdParams, response: { 200: S.Partner } },
+      schema: { operationId: 'getPartner', tags, summary: 'One partner', params: S.IdParams, response: { 200: S.Partner } },
     }, (request) => deps.partners.get(callerOf(request), request.params.id));
 
     app.patch('/partners/:id', {
       config: system('organizations:write'),
-      schema: { tags, summary: 'Update a partner', params: S.IdParams, body: S.UpdatePartnerBody, response: { 200: S.Partner } },
-    }, (request) => deps.partners.update(callerOf(request), request.params.id, request.body, meta(request)));
+      schema: { operationId: 'updatePartner', tags, summary: 'Update a partner', params: S.IdParams, body: S.UpdatePartnerBody, response: { 200: S.Partner } },
+    }, (request) => deps.partners.update(callerOf(request), request.params.id, request.body, request.meta));
 
     app.delete('/partners/:id', {
       config: system('organizations:write'),
-      schema: { tags, summary: 'Soft-delete a partner', params: S.IdParams, response: { 200: S.Success } },
-    }, (request) => deps.partners.remove(callerOf(request), request.params.id, meta(request)));
+      schema: { operationId: 'deletePartner', tags, summary: 'Soft-delete a partner', params: S.IdParams, response: { 200: S.Success } },
+    }, (request) => deps.partners.remove(callerOf(request), request.params.id, request.meta));
   };
 }

@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Queryable } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { accountWithoutPartner, AppError, emptyUpdate, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import * as partners from './partners.repo.js';
 import type { CreatePartnerBody, Partner, PartnerSettingsInput, UpdateMyPartnerBody, UpdatePartnerBody } from './schemas.js';
 
@@ -33,7 +33,7 @@ export async function createPendingPartner(tx: Queryable, name: string): Promise
   return partners.insertPartner(tx, { name, slug, status: 'pending' });
 }
 
-export function isTimezone(name: string): boolean {
+function isTimezone(name: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
@@ -43,12 +43,17 @@ export function isTimezone(name: string): boolean {
   }
 }
 
-function assertSettings(settings: Settings | undefined): void {
-  if (settings?.timezone !== undefined && !isTimezone(settings.timezone)) {
-    throw new AppError('VALIDATION_FAILED', `settings.timezone "${settings.timezone}" is not an IANA timezone name`, {
-      errors: [{ path: 'body.settings.timezone', message: 'must be an IANA timezone name, e.g. Europe/Zurich' }],
+/** A body's timezone field (`field` is its path under body), when given, names an IANA zone. */
+export function assertTimezone(field: string, value: string | undefined, example: string): void {
+  if (value !== undefined && !isTimezone(value)) {
+    throw new AppError('VALIDATION_FAILED', `${field} "${value}" is not an IANA timezone name`, {
+      errors: [{ path: `body.${field}`, message: `must be an IANA timezone name, e.g. ${example}` }],
     });
   }
+}
+
+function assertSettings(settings: Settings | undefined): void {
+  assertTimezone('settings.timezone', settings?.timezone, 'Europe/Zurich');
 }
 
 /** SPEC: settings are merged key by key, and the nested businessHours and contact objects too. */
@@ -86,12 +91,9 @@ export function partnerView(row: partners.PartnerRow): PartnerView {
   };
 }
 
-const duplicateSlug = () => new AppError('CONFLICT', 'A partner with this slug already exists');
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
-
 export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
   const { db, recordAudit } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: partners.PartnerRow, details: Record<string, unknown>) => // partners belong to no organization: the platform chain
+  const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: partners.PartnerRow, details: Record<string, unknown>) => // partners belong to no organization: the platform chain
     callerEvent(caller, meta, { orgId: null, action, resource: { type: 'partner', id: row.id, name: row.name }, details });
 
   return {
@@ -103,17 +105,13 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
 
     async create(caller: Caller, body: Static<typeof CreatePartnerBody>, meta: RequestMeta): Promise<PartnerView> {
       assertSettings(body.settings);
-      try {
-        return await withTenant(db, caller.tenant, async (tx) => {
-          if (await partners.liveSlugExists(tx, body.slug)) throw duplicateSlug();
-          // Provisioned by an administrator: active unless the request says otherwise (SPEC "Partner").
-          const row = await partners.insertPartner(tx, { ...body, status: body.status ?? 'active' });
-          await recordAudit(tx, event(caller, meta, 'partner.create', row, { slug: row.slug, type: row.type, plan: row.plan, status: row.status }));
-          return partnerView(row);
-        });
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateSlug() : err;
-      }
+      return withTenant(db, caller.tenant, async (tx) => {
+        // Provisioned by an administrator: active unless the request says otherwise (SPEC "Partner").
+        // A slug a live partner holds: partners_live_slug refuses it, a 409 (db/unique-conflicts.ts).
+        const row = await partners.insertPartner(tx, { ...body, status: body.status ?? 'active' });
+        await recordAudit(tx, event(caller, meta, 'partner.create', row, { slug: row.slug, type: row.type, plan: row.plan, status: row.status }));
+        return partnerView(row);
+      });
     },
 
     async get(caller: Caller, id: string): Promise<PartnerView> {
@@ -124,24 +122,19 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
 
     async update(caller: Caller, id: string, body: Static<typeof UpdatePartnerBody>, meta: RequestMeta): Promise<PartnerView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one partner field');
+      if (fields.length === 0) throw emptyUpdate('at least one partner field');
       assertSettings(body.settings);
-      try {
-        const view = await withTenant(db, caller.tenant, async (tx) => {
-          const current = await partners.findPartner(tx, id);
-          if (!current) throw notFound('Partner');
-          if (body.slug && body.slug !== current.slug && (await partners.liveSlugExists(tx, body.slug))) throw duplicateSlug();
-          const values: partners.PartnerValues = { ...body };
-          if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
-          const row = (await partners.updatePartner(tx, id, values))!;
-          await recordAudit(tx, event(caller, meta, 'partner.update', row, changeDetails(fields, partnerView(current), partnerView(row))));
-          return partnerView(row);
-        });
-        deps.announceChange('partner updated'); // status changes reach the partner guard at once
-        return view;
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateSlug() : err;
-      }
+      const view = await withTenant(db, caller.tenant, async (tx) => {
+        const current = await partners.findPartner(tx, id);
+        if (!current) throw notFound('Partner');
+        const values: partners.PartnerValues = { ...body };
+        if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
+        const row = (await partners.updatePartner(tx, id, values))!; // a taken slug: partners_live_slug, 409
+        await recordAudit(tx, event(caller, meta, 'partner.update', row, changeDetails(fields, partnerView(current), partnerView(row))));
+        return partnerView(row);
+      });
+      deps.announceChange('partner updated'); // status changes reach the partner guard at once
+      return view;
     },
 
     async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
@@ -155,16 +148,16 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
     },
 
     async getMine(caller: Caller): Promise<PartnerView> {
-      if (!caller.partnerId) throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no partner');
+      if (!caller.partnerId) throw accountWithoutPartner();
       const row = await withTenant(db, caller.tenant, (tx) => partners.findPartner(tx, caller.partnerId!));
       if (!row) throw notFound('Partner');
       return partnerView(row);
     },
 
     async updateMine(caller: Caller, body: Static<typeof UpdateMyPartnerBody>, meta: RequestMeta): Promise<PartnerView> {
-      if (!caller.partnerId) throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no partner');
+      if (!caller.partnerId) throw accountWithoutPartner();
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send name, billingEmail or settings');
+      if (fields.length === 0) throw emptyUpdate('name, billingEmail or settings');
       assertSettings(body.settings);
       return withTenant(db, caller.tenant, async (tx) => {
         const current = await partners.findPartner(tx, caller.partnerId!);

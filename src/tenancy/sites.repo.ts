@@ -75,6 +75,12 @@ export async function insertSite(tx: Queryable, orgId: string, values: SiteValue
   return rows[0]!;
 }
 
+/** The organization's first site, where enrolled devices go when nothing else places them. */
+export async function oldestSiteId(tx: Queryable, orgId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(`select id from sites where org_id = $1 order by created_at, id limit 1`, [orgId]);
+  return rows[0]?.id ?? null;
+}
+
 export async function updateSite(tx: Queryable, id: string, values: SiteValues): Promise<SiteRow> {
   const { columns, params } = columnValues(SITE_COLUMNS, values);
   const { rows } = await tx.query<SiteRow>(

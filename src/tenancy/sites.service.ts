@@ -1,13 +1,13 @@
 // Sites (SPEC "Site", the Sites endpoint table and "Authentication" 11: the site access check).
 import type { Static } from 'typebox';
-import type { Database } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { emptyUpdate, notFound, orgDenied, siteDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { callerEvent, changeDetails, type RecordAudit } from '../audit/recorder.js';
-import { isTimezone } from './partners.service.js';
+import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
+import { assertTimezone } from './partners.service.js';
 import * as sites from './sites.repo.js';
 import { organizationIsLive } from '../db/tenant-lookups.js';
 import type { CreateSiteBody, Site, UpdateSiteBody } from './schemas.js';
@@ -29,20 +29,11 @@ export function siteView(row: sites.SiteRow): SiteView {
   };
 }
 
-const orgDenied = () => new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
-const siteDenied = () => new AppError('SITE_ACCESS_DENIED', 'Access to this site denied');
-
-function assertTimezone(timezone: string | undefined): void {
-  if (timezone !== undefined && !isTimezone(timezone)) {
-    throw new AppError('VALIDATION_FAILED', `timezone "${timezone}" is not an IANA timezone name`, {
-      errors: [{ path: 'body.timezone', message: 'must be an IANA timezone name, e.g. America/New_York' }],
-    });
-  }
-}
+const assertSiteTimezone = (timezone: string | undefined) => assertTimezone('timezone', timezone, 'America/New_York');
 
 export function createSitesService(deps: { db: Database; recordAudit: RecordAudit; listCache: SiteListCache<SiteView> }) {
   const { db, recordAudit, listCache } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: sites.SiteRow, details: Record<string, unknown>) =>
+  const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: sites.SiteRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'site', id: row.id, name: row.name }, details });
 
   /** SPEC "Authentication" 11: a site that exists but sits in an organization out of reach is 403. */
@@ -53,6 +44,18 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
   }
 
   return {
+    /**
+     * Where enrolment puts a device no key or agent placed (API.md §6): the organization's oldest
+     * site, else a new site "Default". Runs in the enrolment's transaction.
+     */
+    async siteForNewDevice(tx: Transaction, orgId: string): Promise<string> {
+      const oldest = await sites.oldestSiteId(tx, orgId);
+      if (oldest) return oldest;
+      const created = await sites.insertSite(tx, orgId, { name: 'Default' });
+      tx.afterCommit(listCache.changed);
+      return created.id;
+    },
+
     async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; organizationId?: string }): Promise<PaginatedResult<SiteView>> {
       const page = pageOf(query);
       const orgId = query.orgId ?? query.organizationId;
@@ -68,7 +71,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
 
     async create(caller: Caller, body: Static<typeof CreateSiteBody>, meta: RequestMeta): Promise<SiteView> {
       if (!caller.canAccessOrg(body.orgId)) throw orgDenied();
-      assertTimezone(body.timezone);
+      assertSiteTimezone(body.timezone);
       const { orgId, ...values } = body;
       return withTenant(db, caller.tenant, async (tx) => {
         // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
@@ -89,8 +92,8 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateSiteBody>, meta: RequestMeta): Promise<SiteView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw new AppError('EMPTY_UPDATE', 'Nothing to update: send at least one site field (orgId cannot be changed)');
-      assertTimezone(body.timezone);
+      if (fields.length === 0) throw emptyUpdate('at least one site field (orgId cannot be changed)');
+      assertSiteTimezone(body.timezone);
       await checkSiteAccess(caller, id);
       return withTenant(db, caller.tenant, async (tx) => {
         const current = await sites.findSite(tx, id);
