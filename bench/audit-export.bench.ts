@@ -1,4 +1,4 @@
-// Issue 9: GET /audit-logs/export of 10,000 rows as ndjson through an API key with audit:export
+// Audit export for SIEM pulls: GET /audit-logs/export of 10,000 rows as ndjson through an API key with audit:export
 // (a SIEM pull) against the service as a process: time to the last byte (target < 1 s) and the
 // service's RSS while it streams (flat memory). Then the offline verifier, called as a function,
 // over that export and over 100,000 rows pulled in resumed pages (target >= 100,000 rows/s).

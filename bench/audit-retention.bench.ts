@@ -1,4 +1,4 @@
-// Issue 9: retention of 1,000,000 expired rows in one organization while 32 pgbench writers keep
+// Audit retention: retention of 1,000,000 expired rows in one organization while 32 pgbench writers keep
 // appending to the same chain. Targets: the writers' rate during retention is at least half their
 // rate without it (same run), and the chain verifies afterwards from its new anchor.
 import { execFile } from 'node:child_process';

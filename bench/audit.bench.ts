@@ -1,4 +1,4 @@
-// Issue 4: chained audit writes against plain inserts (64 writers, one organization), list and
+// The audit log: chained audit writes against plain inserts (64 writers, one organization), list and
 // search over 1,000,000 rows in 100 organizations, and /verify over a 1,000,000-row chain.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -1,8 +1,8 @@
-// Issue 7: 200 concurrent enrollments against two keys with maxUsage 50 (100 agents per key),
+// Enrollment under concurrency: 200 concurrent enrollments against two keys with maxUsage 50 (100 agents per key),
 // ten times: exactly 50 must succeed per key every time, the rest 401 ENROLLMENT_KEY_EXHAUSTED.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { hashEnrollmentKey } from '../src/enrollment/enrollment-keys.service.js';
+import { hashEnrollmentKey } from '../src/enrollment-keys/enrollment-keys.service.js';
 import { createDatabase, round, startService, type Row } from './harness.js';
 
 export const name = 'enrollment';

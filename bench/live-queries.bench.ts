@@ -1,4 +1,4 @@
-// Issue 8: round trip of a live query through connected agents on one instance and across two
+// Live queries: round trip of a live query through connected agents on one instance and across two
 // instances through Redis (targets: p50 < 5 ms and < 10 ms, measured at the fixed rate of DESIGN.md
 // §8; 100 concurrent queries over 100 agents reported beside it); then the RSS of one instance
 // holding 10,000 idle agent sockets with keep-alive (target < 600 MiB).

@@ -1,4 +1,4 @@
-// Issue 5: JWT-authenticated GET /api/v1/orgs/sites?limit=50 for a partner user with 200
+// Site lists: JWT-authenticated GET /api/v1/orgs/sites?limit=50 for a partner user with 200
 // organizations and 10,000 sites, against the bare route with the same body. Targets: >= 0.25x the
 // bare requests/s at saturation; p99 under 20 ms (fixed-rate pass; saturation p99 reported too).
 import pg from 'pg';

@@ -2,9 +2,9 @@
 // submissions", "Device log queries", API.md §4, §6).
 import { Type } from 'typebox';
 import { Paginated, PaginationQuery } from '../http/pagination.js';
-import { IdParams, Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
+import { AgentParams, IdParams, Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
 
-export { IdParams };
+export { AgentParams, IdParams };
 
 export const DIAGNOSTIC_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export const EVENT_LEVELS = ['info', 'warning', 'error', 'critical'] as const;
@@ -37,7 +37,6 @@ const JsonObject = (description: string) =>
 const Message = Type.String({ maxLength: LIMITS.messageLength, description: `up to ${LIMITS.messageLength} characters` });
 
 /** The agentId (64 hex); checked by agent authentication, which answers 404 for an unknown one. */
-export const AgentParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: 'the agentId' }) });
 
 export const DiagnosticLogInput = Type.Object(
   {

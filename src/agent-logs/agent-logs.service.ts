@@ -4,12 +4,11 @@ import type { Static } from 'typebox';
 import type { Database } from '../db/database.js';
 import { substringPattern } from '../db/like.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError } from '../errors.js';
-import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import { invalidRequest } from '../errors.js';
+import type { AgentCaller, Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import type { RecordAudit } from '../audit/recorder.js';
-import type { AgentDevice } from '../enrollment/agent-auth.js';
 import * as repo from './agent-logs.repo.js';
 import {
   LIMITS,
@@ -31,8 +30,7 @@ const MIN_TIME = -62_135_596_800_000;
 const MAX_TIME = 253_402_300_799_999;
 const CANONICAL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-const invalid = (path: string, message: string) =>
-  new AppError('VALIDATION_FAILED', `Invalid request: ${path} ${message}`, { errors: [{ path, message }] });
+const invalid = (path: string, message: string) => invalidRequest([{ path, message }]);
 
 /** Schema-checked RFC 3339 text → canonical ISO (UTC, milliseconds), so both databases read it alike. */
 function canonicalTime(value: string, path: string): string {
@@ -177,13 +175,19 @@ function eventLogView(row: repo.EventLogRow): EventLogView {
 
 const optionalTime = (value: string | undefined, path: string) => (value === undefined ? undefined : canonicalTime(value, path));
 
-export function createAgentLogsService(deps: { db: Database; recordAudit: RecordAudit; now: () => number }) {
+export function createAgentLogsService(deps: {
+  db: Database;
+  recordAudit: RecordAudit;
+  now: () => number;
+  /** The devices module's reach rule: a device out of reach is 404. */
+  deviceInReach(caller: Caller, id: string): Promise<{ id: string; orgId: string }>;
+}) {
   const { db, recordAudit } = deps;
-  const target = (agent: AgentDevice): repo.Device => ({ deviceId: agent.deviceId, orgId: agent.orgId });
+  const target = (agent: AgentCaller): repo.Device => ({ deviceId: agent.deviceId, orgId: agent.orgId });
 
   return {
     /** POST /agents/:id/logs: every entry or none. */
-    async submitDiagnosticLogs(agent: AgentDevice, logs: readonly DiagnosticLogEntry[]): Promise<{ received: number }> {
+    async submitDiagnosticLogs(agent: AgentCaller, logs: readonly DiagnosticLogEntry[]): Promise<{ received: number }> {
       const batches = diagnosticBatches(logs);
       const received = await withTenant(db, agent.tenant, async (tx) => {
         let stored = 0;
@@ -194,7 +198,7 @@ export function createAgentLogsService(deps: { db: Database; recordAudit: Record
     },
 
     /** PUT /agents/:id/eventlogs: duplicates (same device, source and eventId) are skipped, not counted. */
-    async submitEventLogs(agent: AgentDevice, events: readonly EventLogEntry[], meta: RequestMeta): Promise<{ success: true; count: number }> {
+    async submitEventLogs(agent: AgentCaller, events: readonly EventLogEntry[], meta: RequestMeta): Promise<{ success: true; count: number }> {
       if (events.length === 0) return { success: true, count: 0 };
       const batches = eventBatches(events);
       const count = await withTenant(db, agent.tenant, async (tx) => {
@@ -214,7 +218,8 @@ export function createAgentLogsService(deps: { db: Database; recordAudit: Record
       return { success: true, count };
     },
 
-    async listDiagnosticLogs(caller: Caller, device: { id: string }, query: Static<typeof DiagnosticLogQuery>): Promise<PaginatedResult<DiagnosticLogView>> {
+    async listDiagnosticLogs(caller: Caller, deviceId: string, query: Static<typeof DiagnosticLogQuery>): Promise<PaginatedResult<DiagnosticLogView>> {
+      const device = await deps.deviceInReach(caller, deviceId);
       const page = pageOf(query, LIMITS.diagnosticPageMax);
       const filter: repo.DiagnosticLogFilter = {
         deviceId: device.id,
@@ -228,7 +233,8 @@ export function createAgentLogsService(deps: { db: Database; recordAudit: Record
       return paginated(rows.map(diagnosticLogView), page, total);
     },
 
-    async listEventLogs(caller: Caller, device: { id: string }, query: Static<typeof EventLogQuery>): Promise<PaginatedResult<EventLogView>> {
+    async listEventLogs(caller: Caller, deviceId: string, query: Static<typeof EventLogQuery>): Promise<PaginatedResult<EventLogView>> {
+      const device = await deps.deviceInReach(caller, deviceId);
       const page = pageOf(query, LIMITS.eventPageMax);
       const filter: repo.EventLogFilter = {
         deviceId: device.id,

@@ -15,7 +15,7 @@ import { testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, type TestOrg } from '../../test/support/factory.js';
 import { freePort } from '../../test/support/free-port.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { hashEnrollmentKey } from '../enrollment/enrollment-keys.service.js';
+import { hashEnrollmentKey } from '../enrollment-keys/enrollment-keys.service.js';
 import type { CommandResultMessage } from '../live-queries/protocol.js';
 import { AGENT_VERSION, AgentStartError, startAgent, type AgentOptions } from './agent.js';
 import { createEventLogStore } from './event-log-store.js';

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { AppError } from '../errors.js';
 import { SYSTEM_SCOPE } from '../db/tenant-scope.js';
-import { installAuth, callerOf, type Caller, type RouteAuth } from './auth.js';
+import { AGENT_BODY_LIMIT, agentOf, installAuth, callerOf, type AgentCaller, type Caller, type RouteAuth } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
 
 function caller(overrides: Partial<Caller> = {}): Caller {
@@ -144,5 +144,74 @@ describe('route guard', () => {
     assert.equal(res.json().code, 'MFA_REQUIRED');
     const verified = await guardedApp({ via: ['jwt'], mfa: true }, caller({ mfaEnabled: true, mfaVerified: true }));
     assert.equal((await verified.inject({ method: 'POST', url: '/r', headers })).statusCode, 200);
+  });
+});
+
+describe('the agent credential', () => {
+  const device: AgentCaller = {
+    deviceId: '00000000-0000-4000-8000-0000000000d1',
+    agentId: 'a'.repeat(64),
+    orgId: '00000000-0000-4000-8000-0000000000c1',
+    siteId: '00000000-0000-4000-8000-0000000000e1',
+    hostname: 'ws-01',
+    lastSourceIp: null,
+    tenant: SYSTEM_SCOPE,
+  };
+
+  async function agentApp() {
+    const seen: { token: string | null; agentId: string }[] = [];
+    const app = Fastify();
+    installErrorHandling(app);
+    installAuth(app, {
+      jwt: async () => caller(),
+      agent: async (token, agentId) => {
+        seen.push({ token, agentId });
+        if (agentId !== device.agentId) throw new AppError('NOT_FOUND', 'Device not found');
+        if (token !== 'agent-token') throw new AppError('UNAUTHENTICATED', 'Agent token is invalid');
+        return device;
+      },
+    });
+    app.post('/agents/:id/ping', { config: { auth: { via: ['agent'] } } }, async (request) => ({ deviceId: agentOf(request).deviceId, caller: request.caller }));
+    app.post('/jwt', { config: { auth: { via: ['jwt'] } } }, async () => ({ ok: true }));
+    await app.ready();
+    return { app, seen };
+  }
+
+  it('hands the bearer token and the :id to the authenticator, and the device to the route', async () => {
+    const { app, seen } = await agentApp();
+    const ok = await app.inject({ method: 'POST', url: `/agents/${device.agentId}/ping`, headers: { authorization: 'Bearer agent-token' } });
+    assert.equal(ok.statusCode, 200);
+    assert.deepEqual(ok.json(), { deviceId: device.deviceId, caller: null });
+    assert.deepEqual(seen.at(-1), { token: 'agent-token', agentId: device.agentId });
+    const unknown = await app.inject({ method: 'POST', url: `/agents/${'b'.repeat(64)}/ping`, headers: { authorization: 'Bearer agent-token' } });
+    assert.equal(unknown.statusCode, 404);
+    const missing = await app.inject({ method: 'POST', url: `/agents/${device.agentId}/ping` });
+    assert.equal(missing.statusCode, 401);
+    assert.equal(seen.at(-1)!.token, null);
+  });
+
+  it('checks the agent before the body: a stranger learns nothing from validation', async () => {
+    const { app } = await agentApp();
+    const res = await app.inject({ method: 'POST', url: `/agents/${device.agentId}/ping`, headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, payload: '{not json' });
+    assert.equal(res.statusCode, 401);
+  });
+
+  it('takes agent bodies up to 5 MiB while other routes keep the default', async () => {
+    const { app } = await agentApp();
+    const big = JSON.stringify({ blob: 'x'.repeat(2 * 1024 * 1024) });
+    const agentRes = await app.inject({ method: 'POST', url: `/agents/${device.agentId}/ping`, headers: { authorization: 'Bearer agent-token', 'content-type': 'application/json' }, payload: big });
+    assert.equal(agentRes.statusCode, 200);
+    assert.ok(big.length < AGENT_BODY_LIMIT);
+    const userRes = await app.inject({ method: 'POST', url: '/jwt', headers: { authorization: 'Bearer good-jwt', 'content-type': 'application/json' }, payload: big });
+    assert.equal(userRes.statusCode, 413);
+  });
+
+  it('refuses to register an agent route mixed with other credentials, or without an authenticator', async () => {
+    const mixed = Fastify();
+    installAuth(mixed, { jwt: async () => caller(), agent: async () => device });
+    assert.throws(() => mixed.get('/x/:id', { config: { auth: { via: ['agent', 'jwt'] } } }, async () => ({})), /agent credential only/);
+    const none = Fastify();
+    installAuth(none, { jwt: async () => caller() });
+    assert.throws(() => none.get('/y/:id', { config: { auth: { via: ['agent'] } } }, async () => ({})), /agent authenticator/);
   });
 });

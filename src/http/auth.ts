@@ -2,13 +2,15 @@
 //   config: { auth: { via: ['jwt'], permission: 'users:write', mfa: true } }
 // An onRoute hook turns that into an onRequest guard (so 401/403 come before body validation) and
 // into the route's OpenAPI security. The credentials themselves are checked by authenticators that
-// app.ts hands in (identity: JWT, api-keys: X-API-Key), so this file knows no domain module.
+// app.ts hands in (identity: JWT, api-keys: X-API-Key, devices: the agent's token), so this file
+// knows no domain module. An agent route declares `config: { auth: { via: ['agent'] } }` alone:
+// its caller is a device (`agentOf(request)`), never a user or key.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { AppError } from '../errors.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 
 export type CallerScope = 'system' | 'partner' | 'organization';
-export type Credential = 'jwt' | 'api_key';
+export type Credential = 'jwt' | 'api_key' | 'agent';
 
 /** Who is calling, resolved once per request. */
 export interface Caller {
@@ -38,7 +40,20 @@ export interface Caller {
   tenant: TenantScope;
 }
 
+/** The device an agent request speaks for (`Authorization: Bearer <authToken>` on /agents/:id/…). */
+export interface AgentCaller {
+  deviceId: string;
+  agentId: string;
+  orgId: string;
+  siteId: string;
+  hostname: string;
+  lastSourceIp: string | null;
+  /** Row-level scope of the device's organization, for the request's transaction. */
+  tenant: TenantScope;
+}
+
 export interface RouteAuth {
+  /** ['agent'] stands alone: agent routes take no user or key credential. */
   via: readonly Credential[];
   /** Caller scope levels admitted (SPEC "Authentication" 10); default: all. */
   scopes?: readonly CallerScope[];
@@ -67,9 +82,13 @@ export interface ApiKeyAuthenticator {
   describe(caller: Caller, reply: FastifyReply): Promise<void>;
 }
 
+/** Resolves the agent token for the `:id` (agentId) of the route: 404 unknown agent, then 401. */
+export type AgentAuthenticator = (token: string | null, agentId: string) => Promise<AgentCaller>;
+
 export interface Authenticators {
   jwt: Authenticator;
   apiKey?: ApiKeyAuthenticator;
+  agent?: AgentAuthenticator;
 }
 
 declare module 'fastify' {
@@ -78,8 +97,12 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     caller: Caller | null;
+    agent: AgentCaller | null;
   }
 }
+
+/** API.md §2: agent routes take bodies up to 5 MiB (every other route 1 MiB). */
+export const AGENT_BODY_LIMIT = 5 * 1024 * 1024;
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -101,6 +124,12 @@ function apiKeyHeader(request: FastifyRequest): string | null {
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new Error(`route ${request.routeOptions.url} has no auth config`);
   return request.caller;
+}
+
+/** The device of a route that declared `via: ['agent']`; throws if the route did not (a programming error). */
+export function agentOf(request: FastifyRequest): AgentCaller {
+  if (!request.agent) throw new Error(`route ${request.routeOptions.url} has no agent auth config`);
+  return request.agent;
 }
 
 function authorise(caller: Caller, auth: RouteAuth, method: string): void {
@@ -146,7 +175,18 @@ async function authenticateKey(keys: ApiKeyAuthenticator, value: string, auth: R
   }
 }
 
+function agentGuard(authenticate: AgentAuthenticator) {
+  return async function authenticateAgent(request: FastifyRequest): Promise<void> {
+    request.agent = await authenticate(bearerToken(request), (request.params as { id?: string }).id ?? '');
+  };
+}
+
 function guard(auth: RouteAuth, authenticators: Authenticators) {
+  if (auth.via.includes('agent')) {
+    if (auth.via.length !== 1) throw new Error('agent routes take the agent credential only');
+    if (!authenticators.agent) throw new Error('an agent route needs an agent authenticator');
+    return agentGuard(authenticators.agent);
+  }
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // SPEC "Authentication" 3: the API key wins; the JWT is consulted only when X-API-Key is absent.
     const apiKey = auth.via.includes('api_key') && authenticators.apiKey ? apiKeyHeader(request) : null;
@@ -171,13 +211,20 @@ function guard(auth: RouteAuth, authenticators: Authenticators) {
 const SECURITY: Record<Credential, Record<string, string[]>> = {
   jwt: { bearerAuth: [] },
   api_key: { apiKeyAuth: [] },
+  agent: { agentToken: [] },
 };
 
 export function installAuth(app: FastifyInstance, authenticators: Authenticators): void {
   app.decorateRequest('caller', null);
+  app.decorateRequest('agent', null);
   app.addHook('onRoute', (route: RouteOptions) => {
     const auth = route.config?.auth;
-    if (!auth) return;
+    if (!auth) {
+      // Public routes say so in the document, so generated clients send no credential.
+      if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [] } as typeof route.schema;
+      return;
+    }
+    if (auth.via.includes('agent')) route.bodyLimit ??= AGENT_BODY_LIMIT;
     const onRequest = route.onRequest ? [route.onRequest].flat() : [];
     route.onRequest = [guard(auth, authenticators), ...onRequest];
     route.schema = { ...route.schema, security: auth.via.map((credential) => SECURITY[credential]) } as typeof route.schema;

@@ -6,3 +6,5 @@ export const Timestamp = Type.String({ format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const IdParams = Type.Object({ id: Uuid });
 export const Success = Type.Object({ success: Type.Literal(true) });
+/** The `:id` of /agents/:id/… routes: the agentId (64 hex characters; anything else is an unknown agent, 404). */
+export const AgentParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: 'the agentId' }) });

@@ -5,9 +5,8 @@
 // a device connected to another instance is relayed there (relay.ts).
 import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
-import { AppError } from '../errors.js';
+import { AppError, agentTimeout } from '../errors.js';
 import type { CommandMessage, CommandPayload, CommandResultMessage } from './protocol.js';
-import { MAX_FRAME_BYTES } from './protocol.js';
 import { checkResult } from './results.js';
 import type { Relay } from './relay.js';
 
@@ -106,7 +105,7 @@ export function createAgentGateway(deps: {
       const id = randomUUID();
       const timer = setTimeout(() => {
         connection.pending.delete(id);
-        reject(new AppError('AGENT_TIMEOUT', `The device did not answer within ${Math.round(deps.timeoutMs / 1000)} seconds`));
+        reject(agentTimeout(deps.timeoutMs));
       }, deps.timeoutMs);
       connection.pending.set(id, { command: command.command, resolve, reject, timer });
       const message: CommandMessage = { type: 'command', id, ...command } as CommandMessage;
@@ -164,4 +163,3 @@ export function createAgentGateway(deps: {
   };
 }
 
-export { MAX_FRAME_BYTES };

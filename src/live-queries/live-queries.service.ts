@@ -3,9 +3,9 @@
 // (`device.eventlogs.query`) with its outcome.
 import type { Database } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError } from '../errors.js';
+import { AppError, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf } from '../http/pagination.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import type { AgentGateway } from './gateway.js';
@@ -66,7 +66,7 @@ export function createLiveQueriesService(deps: {
     async queryEvents(caller: Caller, deviceId: string, name: string, filter: EventsFilter, meta: RequestMeta) {
       const { page, limit } = pageOf(filter, LIVE_MAX_LIMIT);
       if (filter.startTime && filter.endTime && Date.parse(filter.startTime) > Date.parse(filter.endTime)) {
-        throw new AppError('VALIDATION_FAILED', 'startTime must not be later than endTime', { errors: [{ path: 'querystring.startTime', message: 'after endTime' }] });
+        throw reversedRange('startTime', 'endTime', [{ path: 'querystring.startTime', message: 'after endTime' }]);
       }
       const payload: EventLogQuery = { name, page, limit };
       for (const key of ['level', 'source', 'startTime', 'endTime', 'eventId'] as const) {

@@ -1,10 +1,10 @@
-// Live queries across instances (issue 8): with Redis, each instance keeps a presence key per
+// Live queries across instances: with Redis, each instance keeps a presence key per
 // connected device (expiring, so a crashed instance's devices go offline within a minute) and
 // listens on its own request channel; an instance that receives a query for a device held
 // elsewhere publishes it to the holder and waits for the reply on its own reply channel.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../errors.js';
+import { AppError, ERROR_CATALOGUE, type ErrorCode, agentTimeout } from '../errors.js';
 import { connectRedis } from '../coordination/redis.js';
 import type { CommandPayload } from './protocol.js';
 
@@ -123,7 +123,7 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
         // The holder enforces the timeout itself; this one only covers a holder that vanished.
         const timer = setTimeout(() => {
           waiting.delete(requestId);
-          reject(new AppError('AGENT_TIMEOUT', `The device did not answer within ${Math.round(timeoutMs / 1000)} seconds`));
+          reject(agentTimeout(timeoutMs));
         }, timeoutMs + 1000);
         waiting.set(requestId, { resolve, reject, timer });
         const message: RelayRequest = { requestId, from: instance, deviceId, command };

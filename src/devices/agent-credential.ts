@@ -1,39 +1,22 @@
-// Agent authentication (SPEC "Authentication" 2, API.md §6): `Authorization: Bearer <authToken>` on
-// /agents/:id/…, where :id is the agentId. No device with that agent id → 404; a wrong token, or
+// The agent credential (SPEC "Authentication" 2, API.md §6): `Authorization: Bearer <authToken>`
+// on /agents/:id/…, where :id is the agentId. No device with that agent id → 404; a wrong token, or
 // the token of a decommissioned device → 401. Tokens are 256-bit random, stored as SHA-256 and
-// compared in constant time.
+// compared in constant time. app.ts hands this authenticator to the auth plugin (http/auth.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
 import type { Database } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant, type TenantScope } from '../db/tenant-scope.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
-import { bearerToken } from '../http/auth.js';
+import type { AgentAuthenticator } from '../http/auth.js';
 import { findDeviceByAgentId } from './devices.repo.js';
 
-/** The device an agent request speaks for. */
-export interface AgentDevice {
-  deviceId: string;
-  agentId: string;
-  orgId: string;
-  siteId: string;
-  hostname: string;
-  lastSourceIp: string | null;
-  /** Row-level scope of the device's organization, for the request's transaction. */
-  tenant: TenantScope;
-}
-
-/** API.md §2: agent routes take bodies up to 5 MiB. */
-export const AGENT_BODY_LIMIT = 5 * 1024 * 1024;
+const AGENT_ID = /^[0-9a-f]{64}$/;
 
 export const hashAgentToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-export type AgentAuthenticator = (request: FastifyRequest, agentId: string) => Promise<AgentDevice>;
-
 export function createAgentAuthenticator(deps: { db: Database }): AgentAuthenticator {
-  return async (request, agentId) => {
-    const device = /^[0-9a-f]{64}$/.test(agentId) ? await withTenant(deps.db, SYSTEM_SCOPE, (tx) => findDeviceByAgentId(tx, agentId)) : null;
+  return async (token, agentId) => {
+    const device = AGENT_ID.test(agentId) ? await withTenant(deps.db, SYSTEM_SCOPE, (tx) => findDeviceByAgentId(tx, agentId)) : null;
     if (!device) throw notFound('Device');
-    const token = bearerToken(request);
     const given = Buffer.from(token === null ? '' : hashAgentToken(token), 'utf8');
     const stored = Buffer.from(device.auth_token_hash, 'utf8');
     const matches = given.length === stored.length && timingSafeEqual(given, stored);

@@ -1,15 +1,19 @@
-// Devices (API.md §6): list, get, move between sites of its organization, decommission. Reached
-// with a JWT (devices permissions) or an API key (devices:read / devices:write); a device of an
-// organization outside the caller's reach is 404, like one that does not exist.
+// Devices (API.md §6): list, get, move between sites of its organization, decommission; the
+// agent's heartbeat. Reached with a JWT (devices permissions) or an API key (devices:read /
+// devices:write); a device of an organization outside the caller's reach is 404, like one that
+// does not exist. `deviceInReach` is the reach rule other modules (logs, live queries) apply.
+import type { Static } from 'typebox';
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
-import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import { notFound, siteOutsideOrg } from '../errors.js';
+import type { AgentCaller, Caller } from '../http/auth.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
+import type { AuditAction } from '../audit/actions.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import * as devices from './devices.repo.js';
 import { siteInOrganization } from '../db/tenant-lookups.js';
+import type { HeartbeatBody } from './devices.schemas.js';
 
 export interface DeviceView {
   id: string;
@@ -51,7 +55,7 @@ export function deviceView(row: devices.DeviceRow): DeviceView {
 
 export function createDevicesService(deps: { db: Database; recordAudit: RecordAudit; now: () => number }) {
   const { db, recordAudit } = deps;
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: devices.DeviceRow, details: Record<string, unknown>) =>
+  const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: devices.DeviceRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'device', id: row.id, name: row.hostname }, details });
 
   /** A live device the caller may reach, else 404 (used by every /devices/:id route). */
@@ -73,6 +77,26 @@ export function createDevicesService(deps: { db: Database; recordAudit: RecordAu
       seenAt.set(deviceId, now);
       if (seenAt.size > 100_000) seenAt.clear();
       await withTenant(db, SYSTEM_SCOPE, (tx) => devices.markSeen(tx, deviceId, new Date(now)));
+    },
+
+    /** Marks the device seen; a changed source address is audited (SPEC event agent.source.ip.changed). */
+    async heartbeat(agent: AgentCaller, body: Static<typeof HeartbeatBody> | undefined, meta: RequestMeta) {
+      const at = new Date(deps.now());
+      await withTenant(db, agent.tenant, async (tx) => {
+        await devices.recordHeartbeat(tx, agent.deviceId, { at, sourceIp: meta.ip, agentVersion: body?.agentVersion });
+        if (meta.ip !== null && agent.lastSourceIp !== null && meta.ip !== agent.lastSourceIp) {
+          await recordAudit(tx, {
+            orgId: agent.orgId,
+            actor: { type: 'agent', id: agent.agentId },
+            action: 'agent.source.ip.changed',
+            resource: { type: 'device', id: agent.deviceId, name: agent.hostname },
+            details: { previousIp: agent.lastSourceIp, newIp: meta.ip },
+            ip: meta.ip,
+            userAgent: meta.userAgent,
+          });
+        }
+      });
+      return { ok: true as const, serverTime: at.toISOString(), heartbeatIntervalSeconds: devices.HEARTBEAT_INTERVAL_S };
     },
 
     async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; siteId?: string; status?: 'online' | 'offline' }): Promise<PaginatedResult<DeviceView>> {
@@ -99,7 +123,7 @@ export function createDevicesService(deps: { db: Database; recordAudit: RecordAu
         const current = await devices.findDevice(tx, id, now, true);
         if (!current) throw notFound('Device');
         if (!(await siteInOrganization(tx, siteId, current.org_id))) {
-          throw new AppError('VALIDATION_FAILED', 'siteId must be a site of the device’s organization', { errors: [{ path: 'body.siteId', message: 'not a site of this organization' }] });
+          throw siteOutsideOrg('device');
         }
         const row = await devices.moveDevice(tx, id, siteId, now);
         await recordAudit(tx, event(caller, meta, 'device.update', row, { changedFields: ['siteId'], before: { siteId: current.site_id }, after: { siteId } }));

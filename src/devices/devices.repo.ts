@@ -62,6 +62,28 @@ export async function insertDevice(
   return rows[0]!;
 }
 
+/** The organization's and its partner's device caps, their rows locked so concurrent enrolments take turns. */
+export async function lockDeviceCaps(tx: Queryable, orgId: string): Promise<{ orgCap: number | null; partnerCap: number | null; partnerId: string }> {
+  const { rows } = await tx.query<{ org_cap: number | null; partner_cap: number | null; partner_id: string }>(
+    `select o.max_devices as org_cap, p.max_devices as partner_cap, p.id as partner_id
+     from organizations o join partners p on p.id = o.partner_id where o.id = $1 for update of o, p`,
+    [orgId],
+  );
+  const caps = rows[0]!;
+  return { orgCap: caps.org_cap, partnerCap: caps.partner_cap, partnerId: caps.partner_id };
+}
+
+/** Devices not decommissioned, of one organization or of every organization of a partner. */
+export async function countLiveDevices(tx: Queryable, where: { orgId: string } | { partnerId: string }): Promise<number> {
+  const { rows } = 'orgId' in where
+    ? await tx.query<{ n: number }>(`select count(*)::int as n from devices where org_id = $1 and decommissioned_at is null`, [where.orgId])
+    : await tx.query<{ n: number }>(
+      `select count(*)::int as n from devices d join organizations o on o.id = d.org_id where o.partner_id = $1 and d.decommissioned_at is null`,
+      [where.partnerId],
+    );
+  return rows[0]!.n;
+}
+
 export async function findDevice(tx: Queryable, id: string, now: Date, forUpdate = false): Promise<DeviceRow | null> {
   const { rows } = await tx.query<DeviceRow>(
     `select ${columns('$2')} from devices d where d.id = $1 and d.decommissioned_at is null${forUpdate ? ' for update' : ''}`,

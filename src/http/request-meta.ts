@@ -1,7 +1,9 @@
-// The client's IP address: the socket's, unless TRUST_PROXY_HEADERS says a proxy in front of us
-// sets the headers (SPEC "Events": CDN client-IP header, then x-forwarded-for, then x-real-ip).
+// What audit entries record of a request: the client's IP address (the socket's, unless
+// TRUST_PROXY_HEADERS says a proxy in front of us sets the headers: SPEC "Events": CDN client-IP
+// header, then x-forwarded-for, then x-real-ip) and its user agent. Computed once per request
+// (`request.meta`), so route factories need not know the proxy setting.
 import { isIP } from 'node:net';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const CLIENT_IP_HEADERS = ['cf-connecting-ip', 'true-client-ip', 'x-client-ip'];
 
@@ -39,4 +41,20 @@ export interface RequestMeta {
 /** The client's IP and user agent, as audit entries record them. */
 export function requestMeta(request: FastifyRequest, trustProxyHeaders: boolean): RequestMeta {
   return { ip: clientIp(request, trustProxyHeaders), userAgent: request.headers['user-agent'] ?? null };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The client's IP and user agent, set before any route runs. */
+    meta: RequestMeta;
+  }
+}
+
+export function installRequestMeta(app: FastifyInstance, trustProxyHeaders: boolean): void {
+  app.decorateRequest('meta', null as unknown as RequestMeta);
+  // A callback hook: no promise per request on the hot path.
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.meta = requestMeta(request, trustProxyHeaders);
+    done();
+  });
 }

@@ -5,29 +5,38 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, accountWithoutOrg, enrollmentKeyInvalid, notFound, orgDenied, siteOutsideOrg } from '../errors.js';
 import type { Caller } from '../http/auth.js';
-import type { RequestMeta } from '../http/client-ip.js';
+import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { futureExpiry } from '../http/validation.js';
+import type { AuditAction } from '../audit/actions.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './enrollment-keys.repo.js';
 import { organizationIsLive, siteInOrganization } from '../db/tenant-lookups.js';
-import type { CreateEnrollmentKeyBody, EnrollmentKey, RotateEnrollmentKeyBody } from './enrollment.schemas.js';
+import type { CreateEnrollmentKeyBody, EnrollmentKey, RotateEnrollmentKeyBody } from './enrollment-keys.schemas.js';
 
 export type EnrollmentKeyView = Static<typeof EnrollmentKey>;
+
+const ENROLLMENT_KEY = /^[0-9a-f]{64}$/;
+
+/** What enrolment learns of the key it redeemed. */
+export interface RedeemedKey {
+  id: string;
+  name: string;
+  orgId: string;
+  siteId: string | null;
+}
 
 export function hashEnrollmentKey(pepper: string, key: string): string {
   return createHmac('sha256', pepper).update(key, 'utf8').digest('hex');
 }
 
-export function keyStatus(row: keys.EnrollmentKeyRow, now: number): EnrollmentKeyView['status'] {
+function keyStatus(row: keys.EnrollmentKeyRow, now: number): EnrollmentKeyView['status'] {
   if (row.expires_at.getTime() <= now) return 'expired';
   if (row.max_usage !== null && row.usage_count >= row.max_usage) return 'exhausted';
   return 'active';
 }
-
-const orgDenied = () => new AppError('ORG_ACCESS_DENIED', 'Access to this organization denied');
 
 export function createEnrollmentKeysService(deps: { db: Database; recordAudit: RecordAudit; pepper: string; defaultTtlMinutes: number; now: () => number }) {
   const { db, recordAudit } = deps;
@@ -43,7 +52,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     createdAt: row.created_at.toISOString(),
     status: keyStatus(row, deps.now()),
   });
-  const event = (caller: Caller, meta: RequestMeta, action: string, row: keys.EnrollmentKeyRow, details: Record<string, unknown>) =>
+  const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: keys.EnrollmentKeyRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'enrollment_key', id: row.id, name: row.name }, details });
   const newKey = () => {
     const key = randomBytes(32).toString('hex');
@@ -53,7 +62,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
   /** SPEC "Authentication" 12: orgId inferred for organization scope, required otherwise. */
   function targetOrg(caller: Caller, orgId: string | undefined): string {
     if (caller.scope === 'organization') {
-      if (!caller.orgId) throw new AppError('ACCOUNT_MISCONFIGURED', 'This account has no organization: ask an administrator to fix it');
+      if (!caller.orgId) throw accountWithoutOrg();
       if (orgId !== undefined && orgId !== caller.orgId) throw orgDenied();
       return caller.orgId;
     }
@@ -71,6 +80,22 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
   }
 
   return {
+    /**
+     * An enrolment's use of a key, in the enrolment's transaction: the key row is locked, so N
+     * concurrent enrolments with maxUsage N succeed and the rest fail; unknown (or made under
+     * another pepper), expired and used-up keys are refused; the use is counted.
+     */
+    async redeem(tx: Transaction, presented: string): Promise<RedeemedKey> {
+      if (!ENROLLMENT_KEY.test(presented)) throw enrollmentKeyInvalid();
+      const key = await keys.lockKeyByHash(tx, hashEnrollmentKey(deps.pepper, presented));
+      if (!key) throw enrollmentKeyInvalid();
+      const status = keyStatus(key, deps.now());
+      if (status === 'expired') throw new AppError('ENROLLMENT_KEY_EXPIRED', 'Enrollment key has expired');
+      if (status === 'exhausted') throw new AppError('ENROLLMENT_KEY_EXHAUSTED', 'Enrollment key has been used up');
+      await keys.countUse(tx, key.id);
+      return { id: key.id, name: key.name, orgId: key.org_id, siteId: key.site_id };
+    },
+
     async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; expired?: boolean }): Promise<PaginatedResult<EnrollmentKeyView>> {
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
@@ -95,7 +120,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
         const siteId = body.siteId ?? null;
         if (siteId !== null) {
           if (!(await siteInOrganization(tx, siteId, orgId))) {
-            throw new AppError('VALIDATION_FAILED', 'siteId must be a site of the key’s organization', { errors: [{ path: 'body.siteId', message: 'not a site of this organization' }] });
+            throw siteOutsideOrg('key');
           }
         }
         const row = await keys.insertKey(tx, { orgId, siteId, name: body.name, keyHash: material.keyHash, maxUsage: body.maxUsage ?? 1, expiresAt, createdBy: caller.userId });
