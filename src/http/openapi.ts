@@ -43,8 +43,10 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         title: 'Device Management Service',
         version: '1.0.0',
         description: 'Multi-tenant control plane for managed devices. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
-      servers: [],
+      // Relative: the API is served from where the document is (every path carries /api/v1).
+      servers: [{ url: '/', description: 'The server that serves this document' }],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

@@ -1,0 +1,62 @@
+// The served OpenAPI document is fit for client generators: Redocly's recommended rules pass with
+// no problem at all, every operation has a stable unique operationId, public routes say they take
+// no credential, and list roots carry no trailing slash.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { testApp, type TestApp } from '../../test/support/app.js';
+
+type Operation = { operationId?: string; security?: Record<string, string[]>[] };
+type Document = { paths: Record<string, Record<string, Operation>>; servers?: unknown[] };
+
+// Routes a client calls with no credential (sign-in, enrolment, probes).
+const PUBLIC_OPERATIONS = ['login', 'verifyMfa', 'refreshSession', 'logout', 'registerPartner', 'enrollAgent', 'getHealth', 'getReadiness'];
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  let source: string;
+  let doc: Document;
+  const operations = () => Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+
+  before(async () => {
+    t = await testApp({ backend: 'pglite' });
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    source = res.body;
+    doc = res.json() as Document;
+  });
+  after(() => t.close());
+
+  it('passes Redocly’s recommended rules without an error or a warning', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config });
+    const described = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`);
+    assert.deepEqual(described, []);
+  });
+
+  it('gives every operation a unique operationId in camelCase', () => {
+    const ids = operations().map(({ path, method, op }) => {
+      assert.match(op.operationId ?? '', /^[a-z][A-Za-z0-9]+$/, `${method.toUpperCase()} ${path} has no usable operationId`);
+      return op.operationId!;
+    });
+    assert.equal(new Set(ids).size, ids.length, 'operationIds repeat');
+  });
+
+  it('declares security on every operation: none on public routes, a credential on the rest', () => {
+    for (const { path, method, op } of operations()) {
+      assert.ok(Array.isArray(op.security), `${method.toUpperCase()} ${path} declares no security`);
+      const isPublic = PUBLIC_OPERATIONS.includes(op.operationId!);
+      assert.equal(op.security!.length === 0, isPublic, `${method.toUpperCase()} ${path}: security ${JSON.stringify(op.security)}`);
+    }
+  });
+
+  it('names list roots without a trailing slash and has a servers entry', () => {
+    for (const path of Object.keys(doc.paths)) assert.ok(!path.endsWith('/'), `${path} ends with a slash`);
+    assert.ok((doc.servers ?? []).length > 0);
+  });
+
+  it('still answers list roots with a trailing slash, as SPEC writes them', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/devices/' });
+    assert.equal(res.statusCode, 401);
+  });
+});
