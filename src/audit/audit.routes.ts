@@ -5,17 +5,15 @@ import type { AuditService } from './audit.service.js';
 import * as S from './schemas.js';
 
 export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTypebox {
-  // API.md §5: the read routes also take an API key with audit:read (SIEM pulls).
-  const config = { auth: { via: ['jwt', 'api_key'], permission: 'audit:read' } } as const;
   const tags = ['audit'];
   return async (app) => {
     app.get('/audit-logs', {
-      config,
+      config: S.AUDIT_READ,
       schema: { operationId: 'listAuditEntries', tags, summary: 'Audit entries (entries shape)', querystring: S.AuditListQuery, response: { 200: S.LegacyList } },
     }, (request) => deps.audit.entries(callerOf(request), request.query));
 
     app.get('/audit-logs/logs', {
-      config,
+      config: S.AUDIT_READ,
       schema: {
         operationId: 'listAuditLogs',
         tags,
@@ -27,17 +25,17 @@ export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTy
     }, (request) => deps.audit.logs(callerOf(request), request.query));
 
     app.get('/audit-logs/logs/:id', {
-      config,
+      config: S.AUDIT_READ,
       schema: { operationId: 'getAuditLog', tags, summary: 'One audit entry', params: S.IdParams, response: { 200: S.LogEntry } },
     }, (request) => deps.audit.log(callerOf(request), request.params.id));
 
     app.get('/audit-logs/search', {
-      config,
+      config: S.AUDIT_READ,
       schema: { operationId: 'searchAuditLogs', tags, summary: 'Search audit entries', querystring: S.AuditSearchQuery, response: { 200: S.LogList } },
     }, (request) => deps.audit.logs(callerOf(request), request.query));
 
     app.get('/audit-logs/verify', {
-      config,
+      config: S.AUDIT_READ,
       schema: {
         operationId: 'verifyAuditChain',
         tags,

@@ -5,7 +5,7 @@ import { Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
 import { callerOf } from '../http/auth.js';
 import { Paginated, PaginationQuery } from '../http/pagination.js';
 import type { AuditCheckpoints } from './checkpoints.js';
-import { OrgIdFilter } from './schemas.js';
+import { AUDIT_READ, OrgIdFilter } from './schemas.js';
 
 const CheckpointQuery = Type.Object({ ...PaginationQuery, orgId: Type.Optional(OrgIdFilter) });
 
@@ -25,12 +25,10 @@ const PublicKey = Type.Object({
 });
 
 export function auditCheckpointRoutes(deps: { checkpoints: AuditCheckpoints }): FastifyPluginAsyncTypebox {
-  // API.md §5: audit:read for a JWT caller's role and for API keys (SIEM pulls).
-  const config = { auth: { via: ['jwt', 'api_key'], permission: 'audit:read' } } as const;
   const tags = ['audit'];
   return async (app) => {
     app.get('/audit-logs/checkpoints', {
-      config,
+      config: AUDIT_READ,
       schema: {
         operationId: 'listAuditCheckpoints',
         tags,
@@ -43,7 +41,7 @@ export function auditCheckpointRoutes(deps: { checkpoints: AuditCheckpoints }): 
     }, (request) => deps.checkpoints.list(callerOf(request), request.query));
 
     app.get('/audit-logs/public-key', {
-      config,
+      config: AUDIT_READ,
       schema: { operationId: 'getAuditPublicKey', tags, summary: 'The Ed25519 public key that signs audit checkpoints', response: { 200: PublicKey } },
     }, () => deps.checkpoints.publicKey());
   };

@@ -5,7 +5,7 @@ import { Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
 import { callerOf } from '../http/auth.js';
 import type { AuditReportsService } from './reports.service.js';
 import { COMPLIANCE_ACTIONS, SECURITY_EVENT_ACTIONS } from './actions.js';
-import { OrgIdFilter } from './schemas.js';
+import { AUDIT_READ, OrgIdFilter } from './schemas.js';
 
 const ReportQuery = Type.Object({
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Start of the range (inclusive); default 30 days before `to`' })),
@@ -27,12 +27,10 @@ const Report = Type.Object({
 });
 
 export function auditReportsRoutes(deps: { reports: AuditReportsService }): FastifyPluginAsyncTypebox {
-  // API.md §5: audit:read for a JWT caller's role and for API keys (SIEM pulls).
-  const config = { auth: { via: ['jwt', 'api_key'], permission: 'audit:read' } } as const;
   const tags = ['audit'];
   return async (app) => {
     app.get('/audit-logs/reports/security-events', {
-      config,
+      config: AUDIT_READ,
       schema: {
         operationId: 'getSecurityEventsReport',
         tags,
@@ -44,7 +42,7 @@ export function auditReportsRoutes(deps: { reports: AuditReportsService }): Fast
     }, (request) => deps.reports.securityEvents(callerOf(request), request.query));
 
     app.get('/audit-logs/reports/compliance', {
-      config,
+      config: AUDIT_READ,
       schema: {
         operationId: 'getComplianceReport',
         tags,

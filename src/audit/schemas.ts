@@ -93,3 +93,6 @@ export const VerifyResult = Type.Object({
 export type VerifyResult = Static<typeof VerifyResult>;
 
 export { IdParams };
+
+/** API.md §5: the audit read routes take a JWT (the role's audit:read) or an API key with audit:read (SIEM pulls). */
+export const AUDIT_READ = { auth: { via: ['jwt', 'api_key'], permission: 'audit:read' } } as const;
