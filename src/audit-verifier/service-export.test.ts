@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { privateTestDatabase, testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createUser, type TestOrg } from '../../test/support/factory.js';
-import { as, login, type Session } from '../../test/support/clients.js';
+import { as, login, type Session, loginWithMfa } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { checksumOf } from '../audit/hash-chain.js';
 import { createAuditRecorder } from '../audit/recorder.js';
@@ -40,7 +40,7 @@ describe('offline verifier on the service’s exports', () => {
     t = await testApp({ db: database.db, env: { AUDIT_CHECKPOINT_EVERY_ROWS: '4' } });
     org = await createOrg(t.db, (await createPartner(t.db)).id);
     const admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
-    session = await login(t.app, admin);
+    session = await loginWithMfa(t.app, admin, t.clock);
     for (let i = 0; i < 4; i++) {
       const target = await createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' });
       await as(t.app, session)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { name: `Renamed ${i} “ü”`, role: i % 2 ? 'technician' : 'readonly' } });

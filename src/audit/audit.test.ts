@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import canonicalize from 'canonicalize';
 import pg from 'pg';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
-import { createOrg, createPartner, createUser, type TestOrg, type TestUser } from '../../test/support/factory.js';
-import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
+import { createOrg, createPartner, createSite, createUser, type TestOrg, type TestUser } from '../../test/support/factory.js';
+import { as, assertProblem, login, type Session, loginWithMfa } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { RETENTION, SEALER, withAuditPrivilege } from './privilege.js';
 import { createAuditRecorder } from './recorder.js';
@@ -48,7 +48,7 @@ for (const backend of backends()) {
       const partner = await createPartner(t.db);
       org = await createOrg(t.db, partner.id);
       admin = await createUser(t.db, { scope: 'organization', orgId: org.id });
-      session = await login(t.app, admin);
+      session = await loginWithMfa(t.app, admin, t.clock);
     });
     after(() => t.close());
 
@@ -115,7 +115,7 @@ for (const backend of backends()) {
       const partner = await createPartner(t.db);
       const busy = await createOrg(t.db, partner.id);
       const busyAdmin = await createUser(t.db, { scope: 'organization', orgId: busy.id });
-      const busySession = await login(t.app, busyAdmin);
+      const busySession = await loginWithMfa(t.app, busyAdmin, t.clock);
       const targets = await Promise.all(Array.from({ length: 8 }, () => createUser(t.db, { scope: 'organization', orgId: busy.id, role: 'readonly' })));
       const second = await testApp({ db: t.db, env: { JWT_SECRET: t.config.jwtSecret } }); // a second instance: another sealer racing the first
       try {
@@ -132,12 +132,12 @@ for (const backend of backends()) {
       }
       const entries = await allEntries(as(t.app, busySession), '');
       const seqs = entries.map((e) => e.seq).sort((a, b) => a - b);
-      assert.equal(entries.length, 65); // 64 updates and the admin's login
+      assert.equal(entries.length, 67); // 64 updates, the admin's two sign-ins and its MFA enrolment
       assert.deepEqual(seqs, seqs.map((_, i) => i + 1));
-      assert.equal(new Set(entries.map((e) => e.prevChecksum)).size, 65);
+      assert.equal(new Set(entries.map((e) => e.prevChecksum)).size, 67);
       const verify = (await as(t.app, busySession)({ method: 'GET', url: '/api/v1/audit-logs/verify' })).json();
       assert.equal(verify.valid, true);
-      assert.equal(verify.checked, 65);
+      assert.equal(verify.checked, 67);
     });
 
     it('refuses UPDATE, DELETE and TRUNCATE to the application role, and anything beyond sealing to the sealer', async () => {
@@ -222,7 +222,7 @@ describe('audit queries, scope and bad input', () => {
     u.partner = await createUser(t.db, { scope: 'partner', partnerId: partner.id });
     u.outsider = await createUser(t.db, { scope: 'partner', partnerId: other.id });
     u.system = await createUser(t.db, { scope: 'system' });
-    for (const [k, user] of Object.entries(u)) s[k] = await login(t.app, user);
+    for (const [k, user] of Object.entries(u)) s[k] = await loginWithMfa(t.app, user, t.clock);
     await as(t.app, s.a!)({ method: 'POST', url: '/api/v1/users', payload: { email: `searchable-${randomBytes(3).toString('hex')}@acme.test`, name: 'Percent 100% under_score', password: 'long-enough-pw', scope: 'organization', role: 'readonly' } });
     await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody-here@nowhere.test', password: 'whatever-pw' } });
     await t.app.auditSealer.sealNow();
@@ -315,8 +315,9 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
   it('is reported by /verify at the right seq', async () => {
     const { t, privileged, org, session, verify, close } = await privilegedSetup();
     try {
-      const targets = await Promise.all([1, 2, 3].map(() => createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' })));
-      for (const target of targets) await as(t.app, session)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { name: 'Changed' } });
+      // Site renames: audited changes an org admin makes without an MFA step, so the login is seq 1.
+      const targets = await Promise.all([1, 2, 3].map(() => createSite(t.db, org.id)));
+      for (const target of targets) await as(t.app, session)({ method: 'PATCH', url: `/api/v1/orgs/sites/${target.id}`, payload: { name: 'Changed' } });
       await t.app.auditSealer.sealNow();
       assert.equal((await verify()).valid, true);
       assert.equal((await verify()).checked, 4);
@@ -350,8 +351,8 @@ describe('a row moved to another organization', { skip: !process.env.TEST_DATABA
     const { t, privileged, org, session, verify, close } = await privilegedSetup();
     try {
       const other = await createOrg(t.db, org.partnerId);
-      const targets = await Promise.all([1, 2].map(() => createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' })));
-      for (const target of targets) await as(t.app, session)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { name: 'Changed' } });
+      const targets = await Promise.all([1, 2].map(() => createSite(t.db, org.id)));
+      for (const target of targets) await as(t.app, session)({ method: 'PATCH', url: `/api/v1/orgs/sites/${target.id}`, payload: { name: 'Changed' } });
       await t.app.auditSealer.sealNow();
       assert.equal((await verify()).valid, true);
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
-import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
+import { as, assertProblem, login, type Session, loginWithMfa } from '../../test/support/clients.js';
 import { createPartner, createUser } from '../../test/support/factory.js';
 import { SYSTEM_SCOPE, withTenant } from './tenant-scope.js';
 import { conflictFor } from './unique-conflicts.js';
@@ -22,7 +22,7 @@ for (const backend of backends()) {
 
     before(async () => {
       t = await testApp({ backend, env: { ALLOW_PARTNER_SIGNUP: 'true' } });
-      system = await login(t.app, await createUser(t.db, { scope: 'system' }));
+      system = await loginWithMfa(t.app, await createUser(t.db, { scope: 'system' }), t.clock);
     });
     after(() => t.close());
 

@@ -6,7 +6,9 @@ import * as S from './schemas.js';
 
 export function usersRoutes(deps: { users: UsersService }): FastifyPluginAsyncTypebox {
   const read = { auth: { via: ['jwt'], permission: 'users:read' } } as const;
-  const write = { auth: { via: ['jwt'], permission: 'users:write' } } as const;
+  // API.md §3: user writes need an MFA-verified session, as key management does (a password-only
+  // admin must not mint an admin that then enrols MFA and holds keys).
+  const write = { auth: { via: ['jwt'], permission: 'users:write', mfa: true } } as const;
   return async (app) => {
     app.get('/users', {
       config: read,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createUser, type TestOrg, type TestUser } from '../../test/support/factory.js';
-import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
+import { as, assertProblem, login, type Session, loginWithMfa } from '../../test/support/clients.js';
 
 describe('users and caller scope', () => {
   let t: TestApp;
@@ -47,9 +47,29 @@ describe('users and caller scope', () => {
     u.orgAdminSuspended = await createUser(t.db, { scope: 'organization', orgId: orgSuspended.id });
     u.otherPartner = await createUser(t.db, { scope: 'partner', partnerId: q.id, orgAccess: 'all' });
     u.orgQUser = await createUser(t.db, { scope: 'organization', orgId: orgQ.id });
-    for (const [name, user] of Object.entries(u)) s[name] = await login(t.app, user);
+    for (const [name, user] of Object.entries(u)) s[name] = await loginWithMfa(t.app, user, t.clock);
   });
   after(() => t.close());
+
+  it('needs an MFA-verified session for user writes, checking the permission first', async () => {
+    // The attack: a password-only admin mints a new admin, which then enrols MFA and holds keys.
+    // Its own organization, so the other tests' reach counts stay as they are.
+    const org = await createOrg(t.db, (await createPartner(t.db)).id);
+    const passwordOnly = await login(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }));
+    const admin = await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }), t.clock);
+    const target = await createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' });
+    const created = await as(t.app, passwordOnly)({
+      method: 'POST', url: '/api/v1/users', payload: { email: `minted-${Date.now()}@acme.test`, name: 'Minted', password: 'long-enough-pw', scope: 'organization', role: 'admin' },
+    });
+    assertProblem(created, 403, 'MFA_REQUIRED');
+    assertProblem(await as(t.app, passwordOnly)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { role: 'admin' } }), 403, 'MFA_REQUIRED');
+    assertProblem(await as(t.app, passwordOnly)({ method: 'DELETE', url: `/api/v1/users/${target.id}` }), 403, 'MFA_REQUIRED');
+    assert.equal((await as(t.app, passwordOnly)({ method: 'GET', url: `/api/v1/users/${target.id}` })).statusCode, 200, 'reads need no MFA');
+    // API.md §2: a caller lacking both the permission and MFA hears about the permission.
+    const readonly = await login(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id, role: 'readonly' }));
+    assertProblem(await as(t.app, readonly)({ method: 'DELETE', url: `/api/v1/users/${target.id}` }), 403, 'PERMISSION_DENIED');
+    assert.equal((await as(t.app, admin)({ method: 'PATCH', url: `/api/v1/users/${target.id}`, payload: { name: 'Renamed' } })).statusCode, 200);
+  });
 
   it('gives each scope exactly its reach', async () => {
     const partnerLevel = [u.partnerAll!.id, u.partnerSelected!.id, u.partnerNone!.id];
