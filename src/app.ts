@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from './config.js';
 import { openDatabase, pgliteDirFor, type Database } from './db/database.js';
+import { keepPrivate } from './db/private-files.js';
 import { AppError } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { sendProblem } from './http/error-handler.js';
@@ -101,10 +102,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     log: (message) => app.log.info(message),
   }));
   const ownsDb = !options.db;
+  // Everything under DATA_DIR is the service's alone (the embedded database, secrets, keys, archives).
+  const privateFiles = keepPrivate(config.dataDir);
   let coordination: Coordination;
   try {
     coordination = await connectCoordination(config.redisUrl, app);
   } catch (err) {
+    privateFiles.stop();
     if (ownsDb) await db.close();
     throw err;
   }
@@ -118,6 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await coordination.bus.close();
     await coordination.rateLimits.close();
     if (ownsDb) await db.close();
+    privateFiles.stop();
   });
   app.decorate('auditSealer', modules.workers.sealer);
   app.decorate('auditCheckpoints', modules.workers.checkpoints);

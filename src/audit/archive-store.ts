@@ -24,7 +24,7 @@ export function createFileArchiveStore(root: string): ArchiveStore {
     async put(key, body) {
       checkKey(key);
       const target = path.join(root, key);
-      await mkdir(path.dirname(target), { recursive: true });
+      await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
       const temporary = `${target}.partial-${process.pid}`;
       const file = await open(temporary, 'w', 0o600);
       try {

@@ -90,7 +90,7 @@ function parseEd25519(pem: string, source: string): KeyObject {
  */
 async function generatedKey(dataDir: string): Promise<KeyObject> {
   const file = path.join(dataDir, GENERATED_KEY_FILE);
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const fresh = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   await writeFile(temporary, fresh, { mode: 0o600, flag: 'wx' });
