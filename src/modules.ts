@@ -81,7 +81,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
   const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
 
   const sites = createSitesService({ db, recordAudit, listCache: siteLists });
-  const devices = createDevicesService({ db, recordAudit, now });
+  const devices = createDevicesService({ db, recordAudit, now, onDecommissioned: (deviceId) => void gateway.disconnect(deviceId) });
   const enrollmentKeys = createEnrollmentKeysService({ db, recordAudit, pepper: config.enrollmentKeyPepper, defaultTtlMinutes: config.enrollmentKeyDefaultTtlMinutes, now });
   const gateway = createAgentGateway({
     timeoutMs: config.liveQueryTimeoutMs,

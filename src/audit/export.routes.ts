@@ -46,7 +46,8 @@ export function auditExportRoutes(deps: { exports: AuditExportService }): Fastif
         description: [
           `Entries in the /logs shape, at most ${EXPORT_MAX_ROWS}, newest first (or in seq order with afterSeq), streamed.`,
           'format=json: the object below. format=ndjson (application/x-ndjson): one entry per line.',
-          `format=csv (text/csv): a header row \`${CSV_COLUMNS.join(',')}\`, RFC 4180 quoting, details as JSON text, null as an empty field.`,
+          `format=csv (text/csv): a header row \`${CSV_COLUMNS.join(',')}\`, RFC 4180 quoting, details as JSON text, null as an empty field;`,
+          "a cell starting with =, +, -, @, tab or CR after any leading ' gets one more leading ' (formula injection): drop it to recover the value.",
           'Every export is audited as data.export, readable once the response has been received.',
         ].join(' '),
         querystring: ExportQuery,

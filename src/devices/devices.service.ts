@@ -53,7 +53,13 @@ export function deviceView(row: devices.DeviceRow): DeviceView {
   };
 }
 
-export function createDevicesService(deps: { db: Database; recordAudit: RecordAudit; now: () => number }) {
+export function createDevicesService(deps: {
+  db: Database;
+  recordAudit: RecordAudit;
+  now: () => number;
+  /** After a decommission commits: the agent's open socket must close too (its token no longer works). */
+  onDecommissioned?: (deviceId: string) => void;
+}) {
   const { db, recordAudit } = deps;
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: devices.DeviceRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'device', id: row.id, name: row.hostname }, details });
@@ -138,6 +144,7 @@ export function createDevicesService(deps: { db: Database; recordAudit: RecordAu
         const row = await devices.findDevice(tx, id, now, true);
         if (!row) throw notFound('Device');
         await devices.decommissionDevice(tx, id, now);
+        if (deps.onDecommissioned) tx.afterCommit(() => deps.onDecommissioned!(id));
         await recordAudit(tx, event(caller, meta, 'device.delete', row, { agentId: row.agent_id, siteId: row.site_id, hostname: row.hostname }));
       });
       return { success: true };

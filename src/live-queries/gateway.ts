@@ -2,7 +2,8 @@
 // its matching command_result. Offline, agent failure, unparseable replies and timeouts map to the
 // API.md §2 errors; a timeout is never an empty success. Late replies find no pending command and
 // are dropped. A socket that closes fails its pending commands at once. With Redis, a command for
-// a device connected to another instance is relayed there (relay.ts).
+// a device connected to another instance is relayed there (relay.ts), and so is the closing of a
+// decommissioned device's socket.
 import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { AppError, agentTimeout } from '../errors.js';
@@ -34,11 +35,14 @@ export interface AgentGateway {
   attach(agent: ConnectedAgent, socket: WebSocket): void;
   /** Sends a command to the device, here or through the relay, and returns the checked result. */
   execute(deviceId: string, command: CommandPayload): Promise<unknown>;
+  /** Closes the device's socket (4001), here or on the instance holding it: for a decommissioned device. Never rejects. */
+  disconnect(deviceId: string): Promise<void>;
   connectedCount(): number;
   close(): Promise<void>;
 }
 
 const PING_INTERVAL_MS = 30_000;
+const DECOMMISSIONED_CLOSE_CODE = 4001;
 
 export function createAgentGateway(deps: {
   timeoutMs: number;
@@ -124,7 +128,17 @@ export function createAgentGateway(deps: {
     return deps.relay.forward(deviceId, command, deps.timeoutMs);
   }
 
-  // Commands relayed from other instances run here like local ones.
+  /** Closes the local socket, if this instance holds it; true when it did. */
+  function disconnectLocal(deviceId: string): boolean {
+    const local = connections.get(deviceId);
+    if (!local) return false;
+    local.socket.close(DECOMMISSIONED_CLOSE_CODE, 'device decommissioned');
+    detach(local, 'device decommissioned');
+    return true;
+  }
+
+  // Commands and disconnects relayed from other instances run here like local ones.
+  deps.relay.serveDisconnect(disconnectLocal);
   deps.relay.serve(async (deviceId, command) => {
     const local = connections.get(deviceId);
     if (!local) throw new AppError('DEVICE_OFFLINE', 'The device is not connected');
@@ -151,6 +165,9 @@ export function createAgentGateway(deps: {
       socket.on('error', (err) => deps.log('warn', `agent ${agent.agentId} socket error: ${err.message}`));
     },
     execute,
+    async disconnect(deviceId) {
+      if (!disconnectLocal(deviceId)) await deps.relay.disconnect(deviceId);
+    },
     connectedCount: () => connections.size,
     async close() {
       clearInterval(pinger);

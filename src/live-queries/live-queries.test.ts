@@ -46,6 +46,12 @@ const honest: Reply = (command) => {
   }
 };
 const closed = (socket: WebSocket) => new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+/** The socket's close, or a failure when it is still open after `ms`. */
+const closedWithin = (socket: WebSocket, ms: number) => Promise.race([
+  closed(socket),
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the socket is still open after ${ms} ms`)), ms).unref()),
+]);
+const decommission = (app: TestApp['app'], session: Session, deviceId: string) => as(app, session)({ method: 'DELETE', url: `/api/v1/devices/${deviceId}` });
 
 describe('live event-log queries', () => {
   let t: TestApp;
@@ -165,6 +171,18 @@ describe('live event-log queries', () => {
     await t.app.inject({ method: 'DELETE', url: `/api/v1/devices/${device.id}`, headers: { authorization: `Bearer ${(await login(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }))).accessToken}` } });
     await assert.rejects(connectAgent(host, device.agentId, device.authToken, honest), /HTTP 401/);
   });
+
+  it('closes a decommissioned device’s socket at once, and refuses it again', async () => {
+    const device = await createDevice(t.db, org.id);
+    const admin = await login(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }));
+    const socket = await connectAgent(host, device.agentId, device.authToken, honest);
+    const socketClosed = closedWithin(socket, 2000);
+    socketClosed.catch(() => {}); // awaited below
+    assert.deepEqual((await decommission(t.app, admin, device.id)).json(), { success: true });
+    assert.deepEqual(await socketClosed, { code: 4001, reason: 'device decommissioned' });
+    await assert.rejects(connectAgent(host, device.agentId, device.authToken, honest), /HTTP 401/);
+    assertProblem(await get(`/api/v1/devices/${device.id}/live/eventlogs`), 404, 'NOT_FOUND');
+  });
 });
 
 const redisUrl = await testRedisUrl();
@@ -189,6 +207,28 @@ describe('live queries across instances (Redis)', { skip: redisUrl === null ? 'R
       socket.close();
       await new Promise((resolve) => setTimeout(resolve, 100));
       assertProblem(await as(a.app, user)({ method: 'GET', url: `/api/v1/devices/${device.id}/live/eventlogs` }), 409, 'DEVICE_OFFLINE');
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
+  it('closes a decommissioned device’s socket on the instance holding it', async () => {
+    const a = await testApp({ env: { REDIS_URL: redisUrl! } });
+    const b = await testApp({ env: { REDIS_URL: redisUrl! }, db: a.db });
+    try {
+      const hostA = await listen(a);
+      const hostB = await listen(b);
+      const org = await createOrg(a.db, (await createPartner(a.db)).id);
+      const admin = await login(a.app, await createUser(a.db, { scope: 'organization', orgId: org.id }));
+      const device = await createDevice(a.db, org.id);
+      const socket = await connectAgent(hostB, device.agentId, device.authToken, honest);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // presence recorded
+      const socketClosed = closedWithin(socket, 2000);
+      socketClosed.catch(() => {}); // awaited below
+      assert.deepEqual((await decommission(a.app, admin, device.id)).json(), { success: true });
+      assert.deepEqual(await socketClosed, { code: 4001, reason: 'device decommissioned' });
+      for (const host of [hostA, hostB]) await assert.rejects(connectAgent(host, device.agentId, device.authToken, honest), /HTTP 401/);
     } finally {
       await b.close();
       await a.close();

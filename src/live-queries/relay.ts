@@ -1,7 +1,8 @@
 // Live queries across instances: with Redis, each instance keeps a presence key per
 // connected device (expiring, so a crashed instance's devices go offline within a minute) and
 // listens on its own request channel; an instance that receives a query for a device held
-// elsewhere publishes it to the holder and waits for the reply on its own reply channel.
+// elsewhere publishes it to the holder and waits for the reply on its own reply channel. A
+// decommissioned device's socket is closed the same way: on the holder, told over its request channel.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AppError, ERROR_CATALOGUE, type ErrorCode, agentTimeout } from '../errors.js';
@@ -9,6 +10,7 @@ import { connectRedis } from '../coordination/redis.js';
 import type { CommandPayload } from './protocol.js';
 
 export type RelayHandler = (deviceId: string, command: CommandPayload) => Promise<unknown>;
+export type DisconnectHandler = (deviceId: string) => void;
 
 export interface Relay {
   announce(deviceId: string): void;
@@ -16,6 +18,9 @@ export interface Relay {
   /** Runs the command on the instance holding the device; DEVICE_OFFLINE when none does. */
   forward(deviceId: string, command: CommandPayload, timeoutMs: number): Promise<unknown>;
   serve(handler: RelayHandler): void;
+  /** Asks the instance holding the device's socket to close it; nothing when no other instance does. */
+  disconnect(deviceId: string): Promise<void>;
+  serveDisconnect(handler: DisconnectHandler): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +34,8 @@ export function createLocalRelay(): Relay {
       throw offline();
     },
     serve: () => {},
+    disconnect: async () => {},
+    serveDisconnect: () => {},
     close: async () => {},
   };
 }
@@ -43,6 +50,7 @@ const replyChannel = (instance: string) => `dms:live:res:${instance}`;
 const WITHDRAW_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 interface RelayRequest { requestId: string; from: string; deviceId: string; command: CommandPayload }
+interface RelayDisconnect { disconnect: string }
 interface RelayReply { requestId: string; ok: boolean; result?: unknown; code?: string; detail?: string }
 
 export async function createRedisRelay(url: string, log: (level: 'warn' | 'error' | 'info', message: string) => void): Promise<Relay> {
@@ -56,6 +64,7 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
   let handler: RelayHandler = async () => {
     throw offline();
   };
+  let disconnectHandler: DisconnectHandler = () => {};
 
   const setPresence = (deviceId: string) =>
     redis.set(presenceKey(deviceId), instance, 'PX', PRESENCE_TTL_MS).catch((err: Error) => log('error', `could not record agent presence: ${err.message}`));
@@ -84,7 +93,11 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
       }
       return;
     }
-    const request = JSON.parse(raw) as RelayRequest;
+    const request = JSON.parse(raw) as RelayRequest | RelayDisconnect;
+    if ('disconnect' in request) {
+      disconnectHandler(request.disconnect);
+      return;
+    }
     void handler(request.deviceId, request.command).then(
       (result) => ({ requestId: request.requestId, ok: true, result }),
       (err: unknown) => (err instanceof AppError
@@ -100,6 +113,12 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
     log('error', 'Redis (live-query subscriber) did not answer within 3 s; cross-instance live queries wait for it');
   }
 
+  /** The instance holding the device's socket, when another one does. */
+  async function holderOf(deviceId: string): Promise<string | null> {
+    const owner = await redis.get(presenceKey(deviceId));
+    return owner && owner !== instance ? owner : null;
+  }
+
   return {
     announce(deviceId) {
       local.add(deviceId);
@@ -112,12 +131,12 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
     async forward(deviceId, command, timeoutMs) {
       let owner: string | null;
       try {
-        owner = await redis.get(presenceKey(deviceId));
+        owner = await holderOf(deviceId);
       } catch (err) {
         log('error', `Redis unavailable for live-query routing: ${(err as Error).message}`);
         throw offline();
       }
-      if (!owner || owner === instance) throw offline();
+      if (!owner) throw offline();
       const requestId = randomUUID();
       return new Promise((resolve, reject) => {
         // The holder enforces the timeout itself; this one only covers a holder that vanished.
@@ -142,6 +161,17 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
     },
     serve(fn) {
       handler = fn;
+    },
+    async disconnect(deviceId) {
+      try {
+        const owner = await holderOf(deviceId);
+        if (owner) await redis.publish(requestChannel(owner), JSON.stringify({ disconnect: deviceId } satisfies RelayDisconnect));
+      } catch (err) {
+        log('error', `could not ask another instance to close device ${deviceId}'s socket: ${(err as Error).message}`);
+      }
+    },
+    serveDisconnect(fn) {
+      disconnectHandler = fn;
     },
     async close() {
       clearInterval(refresher);

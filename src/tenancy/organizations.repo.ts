@@ -74,7 +74,7 @@ export async function findOrganization(tx: Queryable, id: string): Promise<Organ
   return rows[0] ?? null;
 }
 
-/** Locks the partner row (serialising creations under a cap) and returns what the rules need. */
+/** Locks the partner row (serialising creations under a cap, and order writes) and returns what the rules need. */
 export async function lockPartner(tx: Queryable, partnerId: string): Promise<{ max_organizations: number | null; live: number } | null> {
   const { rows } = await tx.query<{ max_organizations: number | null }>(
     `select max_organizations from partners where id = $1 and deleted_at is null for update`,

@@ -30,7 +30,17 @@ export function organizationsRoutes(deps: { organizations: OrganizationsService 
 
     app.patch('/organizations/order', {
       config: auth('organizations:write', ['partner']),
-      schema: { operationId: 'reorderOrganizations', tags, summary: 'Set the partner’s display order of its organizations', body: S.OrganizationOrder, response: { 200: S.OrganizationOrder } },
+      schema: {
+        operationId: 'reorderOrganizations',
+        tags,
+        summary: 'Set the partner’s display order of its organizations',
+        description: 'Unknown or deleted ids are dropped; reachable organizations left out follow in registration order. '
+          + 'A caller reaching only some of the partner’s organizations reorders those only: they take the slots they occupy '
+          + 'in the current display order, in the new order, and every other organization keeps its slot. '
+          + 'The answer lists only the organizations the caller reaches.',
+        body: S.OrganizationOrder,
+        response: { 200: S.OrganizationOrder },
+      },
     }, (request) => deps.organizations.setOrder(callerOf(request), request.body.organizationOrder));
 
     app.get('/organizations/:id', {

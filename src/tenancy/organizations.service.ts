@@ -37,6 +37,17 @@ function assertContract(start: string | null | undefined, end: string | null | u
   if (start && end && new Date(start) > new Date(end)) throw reversedRange('contractStart', 'contractEnd');
 }
 
+/**
+ * The order a caller that reaches only some organizations writes: in the partner's current display
+ * order (`display`, every live organization), the slots its organizations occupy are filled with
+ * `callerOrder` (those same organizations, reordered); every other organization keeps its slot.
+ */
+function mergeOrganizationOrder(display: readonly string[], callerOrder: readonly string[]): string[] {
+  const mine = new Set(callerOrder);
+  let next = 0;
+  return display.map((id) => (mine.has(id) ? callerOrder[next++]! : id));
+}
+
 const partnerContextRequired = (action: 'create' | 'order') =>
   new AppError('VALIDATION_FAILED', `Partner context required to ${action} organizations`);
 
@@ -141,16 +152,37 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       return { success: true };
     },
 
-    /** PATCH /orgs/organizations/order: unknown or deleted ids dropped, omitted ones appended. */
+    /**
+     * PATCH /orgs/organizations/order: unknown or deleted ids dropped, omitted ones appended. A
+     * caller reaching only some of the partner's organizations reorders those only (see
+     * mergeOrganizationOrder) and gets back only those.
+     */
     async setOrder(caller: Caller, order: string[]): Promise<{ organizationOrder: string[] }> {
       if (!caller.partnerId) throw partnerContextRequired('order');
+      const partnerId = caller.partnerId;
       return withTenant(db, caller.tenant, async (tx) => {
-        const live = await orgs.registrationOrder(tx, caller.partnerId!);
+        const live = await orgs.registrationOrder(tx, partnerId); // row-level security: only what the caller reaches
         const known = new Set(live);
         const kept = [...new Set(order)].filter((id) => known.has(id));
         const cleaned = [...kept, ...live.filter((id) => !kept.includes(id))];
-        await orgs.setOrganizationOrder(tx, caller.partnerId!, cleaned);
-        return { organizationOrder: cleaned };
+        const tenant = caller.tenant;
+        if (tenant.scope !== 'partner' || tenant.allOrgs) {
+          await orgs.setOrganizationOrder(tx, partnerId, cleaned);
+          return { organizationOrder: cleaned };
+        }
+        if (cleaned.length === 0) return { organizationOrder: [] };
+        // Serialises order writes (and creations), so two narrow callers cannot lose each other's slots.
+        if (!(await orgs.lockPartner(tx, partnerId))) throw notFound('Partner');
+        // The slots of the organizations the caller cannot see are read under the partner's whole
+        // reach, for this one query; the ids never leave this function.
+        await applyTenantScope(tx, db.appRole, { ...tenant, allOrgs: true });
+        const { rows } = await orgs.listOrganizations(tx, { partnerId, partnerOrder: true }, null);
+        await applyTenantScope(tx, db.appRole, tenant);
+        const display = rows.map((row) => row.id);
+        const present = new Set(display);
+        const mine = cleaned.filter((id) => present.has(id));
+        await orgs.setOrganizationOrder(tx, partnerId, mergeOrganizationOrder(display, mine));
+        return { organizationOrder: mine };
       });
     },
   };

@@ -129,6 +129,47 @@ describe('organizations', () => {
     assertProblem(await as(t.app, admin)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder: ['nope'] } }), 400, 'VALIDATION_FAILED');
   });
 
+  it('lets a partner user reaching some organizations reorder only those, keeping every other slot', async () => {
+    const p = await createPartner(t.db);
+    const [o1, o2, o3, o4] = [await createOrg(t.db, p.id), await createOrg(t.db, p.id), await createOrg(t.db, p.id), await createOrg(t.db, p.id)].map((o) => o.id);
+    const admin = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: p.id }));
+    const narrow = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: p.id, orgAccess: 'selected', orgIds: [o1!, o3!] }));
+    const none = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: p.id, orgAccess: 'none' }));
+    const reorder = (session: Session, organizationOrder: string[]) =>
+      as(t.app, session)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder } });
+    const listed = (session: Session) => as(t.app, session)({ method: 'GET', url: '/api/v1/orgs/' }).then((r) => (r.json().data as { id: string }[]).map((o) => o.id));
+
+    // Without a stored order the display is by name: the hidden organizations keep those slots.
+    const byName = await listed(admin);
+    const first = await reorder(narrow, [o3!, o1!]);
+    assert.equal(first.statusCode, 200, first.body);
+    assert.deepEqual(first.json(), { organizationOrder: [o3!, o1!] });
+    const afterFirst = await listed(admin);
+    for (const hidden of [o2!, o4!]) assert.equal(afterFirst.indexOf(hidden), byName.indexOf(hidden));
+    assert.ok(afterFirst.indexOf(o3!) < afterFirst.indexOf(o1!));
+
+    assert.equal((await reorder(admin, [o4!, o3!, o2!, o1!])).statusCode, 200);
+    // A hidden id in the body is dropped like an unknown one, and reveals nothing in the answer.
+    const res = await reorder(narrow, [o1!, o2!, o3!]);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { organizationOrder: [o1!, o3!] });
+    assert.deepEqual(await listed(admin), [o4!, o1!, o2!, o3!]);
+    assert.deepEqual(await listed(narrow), [o1!, o3!]);
+    assert.deepEqual((await as(t.app, admin)({ method: 'GET', url: '/api/v1/orgs/partners/me' })).json().settings.organizationOrder, [o4!, o1!, o2!, o3!]);
+
+    // Omitted reachable organizations follow in registration order, inside the caller's slots.
+    assert.deepEqual((await reorder(narrow, [o3!])).json(), { organizationOrder: [o3!, o1!] });
+    assert.deepEqual(await listed(admin), [o4!, o3!, o2!, o1!]);
+    // A caller reaching none of them changes nothing.
+    assert.deepEqual((await reorder(none, [o2!, o1!])).json(), { organizationOrder: [] });
+    assert.deepEqual(await listed(admin), [o4!, o3!, o2!, o1!]);
+    // Concurrent narrow writes are serialised: the hidden slots survive every interleaving.
+    await Promise.all([reorder(narrow, [o1!, o3!]), reorder(narrow, [o3!, o1!]), reorder(narrow, [o1!, o3!])]);
+    const final = await listed(admin);
+    assert.deepEqual([final[0], final[2]], [o4!, o2!]);
+    assert.deepEqual([final[1], final[3]].sort(), [o1!, o3!].sort());
+  });
+
   it('applies a suspension to the organization’s users at once: reads stay, writes are refused', async () => {
     const org = await createOrg(t.db, partner.id);
     const user = await login(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }));

@@ -91,6 +91,17 @@ export function partnerView(row: partners.PartnerRow): PartnerView {
   };
 }
 
+/**
+ * The partner as a partner-scope caller may see it: a caller that reaches only some organizations
+ * must not learn the ids of the others from settings.organizationOrder.
+ */
+function partnerViewFor(caller: Caller, row: partners.PartnerRow): PartnerView {
+  const view = partnerView(row);
+  const order = row.settings.organizationOrder;
+  if (caller.tenant.scope !== 'partner' || caller.tenant.allOrgs || !Array.isArray(order)) return view;
+  return { ...view, settings: { ...row.settings, organizationOrder: order.filter((id) => typeof id === 'string' && caller.canAccessOrg(id)) } };
+}
+
 export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
   const { db, recordAudit } = deps;
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: partners.PartnerRow, details: Record<string, unknown>) => // partners belong to no organization: the platform chain
@@ -151,7 +162,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
       if (!caller.partnerId) throw accountWithoutPartner();
       const row = await withTenant(db, caller.tenant, (tx) => partners.findPartner(tx, caller.partnerId!));
       if (!row) throw notFound('Partner');
-      return partnerView(row);
+      return partnerViewFor(caller, row);
     },
 
     async updateMine(caller: Caller, body: Static<typeof UpdateMyPartnerBody>, meta: RequestMeta): Promise<PartnerView> {
@@ -170,7 +181,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
           ...changeDetails(fields, partnerView(current), partnerView(row)),
           changedFields: [...fields.filter((f) => f !== 'settings'), ...settingsKeys],
         }));
-        return partnerView(row);
+        return partnerViewFor(caller, row);
       });
     },
   };

@@ -133,6 +133,25 @@ describe('partners', () => {
     assert.deepEqual(trail[0]!.details.changedFields.sort(), ['billingEmail', 'settings.businessHours', 'settings.contact']);
   });
 
+  it('shows a partner user reaching some organizations only their ids in organizationOrder', async () => {
+    const partner = await createPartner(t.db);
+    const [o1, o2, o3] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)].map((o) => o.id);
+    const admin = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: partner.id }));
+    const narrow = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: partner.id, orgAccess: 'selected', orgIds: [o2!] }));
+    const none = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: partner.id, orgAccess: 'none' }));
+    await as(t.app, admin)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder: [o3!, o2!, o1!] } });
+    const order = (res: { json(): { settings: { organizationOrder?: string[] } } }) => res.json().settings.organizationOrder;
+
+    assert.deepEqual(order(await as(t.app, admin)({ method: 'GET', url: '/api/v1/orgs/partners/me' })), [o3!, o2!, o1!]);
+    assert.deepEqual(order(await as(t.app, narrow)({ method: 'GET', url: '/api/v1/orgs/partners/me' })), [o2!]);
+    assert.deepEqual(order(await as(t.app, none)({ method: 'GET', url: '/api/v1/orgs/partners/me' })), []);
+    const patched = await as(t.app, narrow)({ method: 'PATCH', url: '/api/v1/orgs/partners/me', payload: { settings: { timeFormat: '24h' } } });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.deepEqual(order(patched), [o2!]);
+    // The stored order is untouched by the filtered views.
+    assert.deepEqual(order(await call('system')({ method: 'GET', url: `/api/v1/orgs/partners/${partner.id}` })), [o3!, o2!, o1!]);
+  });
+
   it('applies a status change to the partner guard at once', async () => {
     const partner = await createPartner(t.db);
     const user = await createUser(t.db, { scope: 'partner', partnerId: partner.id });
