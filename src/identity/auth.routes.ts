@@ -22,7 +22,7 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
         operationId: 'login',
         tags: ['auth'],
         summary: 'Sign in with e-mail and password',
-        description: 'Returns tokens, or an MFA challenge when the user has MFA enabled. 10 failures for one e-mail within 15 minutes lock further attempts (429) until the window passes.',
+        description: 'Returns tokens, or an MFA challenge when the user has MFA enabled. 10 failures for one e-mail within 15 minutes lock further attempts for it (429) until the window passes; 100 failures from one client address within 15 minutes do the same for that address, whatever the e-mail.',
         body: S.LoginBody,
         response: { 200: Type.Union([S.SessionTokens, S.MfaChallenge]) },
       },

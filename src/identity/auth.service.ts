@@ -1,4 +1,5 @@
 // Sign-in, MFA, refresh-token rotation and sign-out (API.md §3).
+import { isIP } from 'node:net';
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { accessTokenInvalid, AppError, mfaCodeInvalid, mfaTokenInvalid } from '../errors.js';
@@ -18,6 +19,20 @@ import type { UserRow } from './users.repo.js';
 
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 export const LOGIN_MAX_FAILURES = 10;
+/**
+ * Failed (or running, or account-refused) attempts one client address may make per 15-minute
+ * window, whatever the e-mail. Successes do not count, so an office behind one NAT (or a client's
+ * test suite) reaches it only with 100 failures in a quarter of an hour; a flood reaches it at once
+ * and is then turned away before any password is hashed.
+ */
+export const ADDRESS_MAX_FAILURES = 100;
+/**
+ * Failures for e-mails nobody has that are chained per address and window (API.md §8: they belong
+ * to the platform chain); past it they are only counted, so strangers cannot grow the chain.
+ */
+export const UNKNOWN_EMAIL_AUDITS_PER_ADDRESS = 10;
+/** Throttled addresses each instance remembers, so that a flood is answered without the database. */
+const THROTTLES_REMEMBERED = 10_000;
 const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
@@ -57,6 +72,31 @@ export function meOf(caller: Caller): Me {
   };
 }
 
+/**
+ * What an address is counted under: an IPv4 address itself; an IPv6 address by its /64, the
+ * smallest network one subscriber gets (whoever holds one can use any of its 2^64 addresses). With
+ * no address known (a Unix socket), every such client shares one key.
+ */
+export function clientKeyOf(ip: string | null): string {
+  const address = ip?.split('%')[0] ?? '';
+  const kind = isIP(address);
+  if (kind === 4) return address;
+  if (kind !== 6) return 'unknown';
+  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
+  const [head = '', tail] = address.split('::');
+  const front = groups(head);
+  const back = tail === undefined ? [] : groups(tail);
+  const full = [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back];
+  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+let passwordVerifications = 0;
+
+/** How many passwords sign-in has verified (argon2) in this process: the cost the limits bound. */
+export function passwordVerificationCount(): number {
+  return passwordVerifications;
+}
+
 const invalidCredentials = () => new AppError('UNAUTHENTICATED', 'Invalid email or password');
 const invalidRefreshToken = () => new AppError('UNAUTHENTICATED', 'Refresh token is invalid, expired or revoked');
 
@@ -85,28 +125,83 @@ export function createAuthService(deps: AuthServiceDeps) {
     };
   }
 
-  /**
-   * Reserves a slot among the sign-in attempts for an e-mail, or refuses with 429 once 10 failed
-   * (or still-running) attempts fall within 15 minutes; the refusal is audited. The slot is
-   * settled by the caller: deleted on success, marked failed otherwise.
-   */
-  async function reserveAttempt(key: string, meta: RequestMeta): Promise<{ attemptId: string; user: UserRow | null }> {
-    const outcome = await system(async (tx) => {
+  // Per client address, on this instance: the attempts waiting for their turn, and until when the
+  // database last said the address is over its limit. Attempts from one address take turns here
+  // (the address lock would make them anyway, each holding a pooled connection while it waits), and
+  // once refused the address is answered from memory until a slot frees: a flood holds at most one
+  // connection, so other clients' sign-ins do not queue behind it for the pool.
+  const turns = new Map<string, Promise<void>>();
+  const throttledUntil = new Map<string, number>();
+
+  function inTurn<T>(client: string, fn: () => Promise<T>): Promise<T> {
+    const run = (turns.get(client) ?? Promise.resolve()).then(fn);
+    const done = run.then(() => undefined, () => undefined);
+    turns.set(client, done);
+    void done.then(() => {
+      if (turns.get(client) === done) turns.delete(client);
+    });
+    return run;
+  }
+
+  function rememberedThrottle(client: string): number | null {
+    const until = throttledUntil.get(client);
+    return until !== undefined && until > now() ? until : null;
+  }
+
+  function rememberThrottle(client: string, until: number): void {
+    throttledUntil.delete(client);
+    throttledUntil.set(client, until);
+    // Bounded, oldest first: an address forgotten is only asked of the database again.
+    if (throttledUntil.size > THROTTLES_REMEMBERED) throttledUntil.delete(throttledUntil.keys().next().value!);
+  }
+
+  type Reservation = { attemptId: string; user: UserRow | null } | { refusedUntil: number; by: 'address' | 'account' };
+
+  /** The database's decision for one attempt, in the address's turn. */
+  async function reserveInTurn(key: string, client: string, meta: RequestMeta): Promise<Reservation> {
+    const remembered = rememberedThrottle(client);
+    if (remembered !== null) return { refusedUntil: remembered, by: 'address' };
+    const decided = await system(async (tx): Promise<Reservation> => {
+      const user = await users.findUserByEmail(tx, key);
+      await sessions.lockClient(tx, client);
       await sessions.lockEmail(tx, key);
       const since = new Date(now() - LOGIN_WINDOW_MS);
+      const fromClient = await sessions.recentAttemptsFrom(tx, client, since);
+      if (fromClient.count >= ADDRESS_MAX_FAILURES) return { refusedUntil: fromClient.oldest!.getTime() + LOGIN_WINDOW_MS, by: 'address' };
       await sessions.pruneAttempts(tx, key, since);
       const recent = await sessions.recentAttempts(tx, key, since);
-      const user = await users.findUserByEmail(tx, key);
       if (recent.count >= LOGIN_MAX_FAILURES) {
-        const retryAfter = Math.max(1, Math.ceil((recent.oldest!.getTime() + LOGIN_WINDOW_MS - now()) / 1000));
-        await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'too_many_attempts', error: 'Too many failed sign-in attempts' }));
-        return { retryAfter };
+        await sessions.insertAttempt(tx, key, client, new Date(now()), 'refused');
+        if (user) {
+          await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'too_many_attempts', error: 'Too many failed sign-in attempts' }));
+        }
+        return { refusedUntil: recent.oldest!.getTime() + LOGIN_WINDOW_MS, by: 'account' };
       }
-      return { attemptId: await sessions.insertAttempt(tx, key, new Date(now())), user };
+      return { attemptId: await sessions.insertAttempt(tx, key, client, new Date(now()), 'pending'), user };
     });
-    if ('retryAfter' in outcome) {
-      throw new AppError('RATE_LIMITED', `Too many failed sign-in attempts for this account; try again in ${outcome.retryAfter} seconds`, {
-        headers: { 'retry-after': String(outcome.retryAfter) },
+    // Remembered before the next attempt from the address takes its turn.
+    if ('by' in decided && decided.by === 'address') rememberThrottle(client, decided.refusedUntil);
+    return decided;
+  }
+
+  /**
+   * Reserves a slot among the sign-in attempts of the client's address and of the e-mail, before
+   * any password is hashed. Refuses with 429 once the address has 30, or the e-mail 10, failed (or
+   * still-running) attempts within 15 minutes. An address refusal records nothing: it is the flood.
+   * An account refusal counts against the address and, for a user that exists, is audited. The
+   * slot is settled by the caller: deleted on success, marked failed otherwise.
+   */
+  async function reserveAttempt(key: string, meta: RequestMeta): Promise<{ attemptId: string; user: UserRow | null }> {
+    const client = clientKeyOf(meta.ip);
+    const remembered = rememberedThrottle(client);
+    const outcome: Reservation = remembered !== null
+      ? { refusedUntil: remembered, by: 'address' }
+      : await inTurn(client, () => reserveInTurn(key, client, meta));
+    if ('refusedUntil' in outcome) {
+      const retryAfter = Math.max(1, Math.ceil((outcome.refusedUntil - now()) / 1000));
+      const from = outcome.by === 'account' ? 'for this account' : 'from this address';
+      throw new AppError('RATE_LIMITED', `Too many failed sign-in attempts ${from}; try again in ${retryAfter} seconds`, {
+        headers: { 'retry-after': String(retryAfter) },
       });
     }
     return outcome;
@@ -154,10 +249,17 @@ export function createAuthService(deps: AuthServiceDeps) {
   async function login(email: string, password: string, meta: RequestMeta): Promise<LoginResult> {
     const key = emailKey(email);
     const { attemptId, user } = await reserveAttempt(key, meta);
+    passwordVerifications++;
     if (!(await verifyPassword(user?.password_hash ?? null, password)) || !user) {
       await system(async (tx) => {
         await sessions.markAttemptFailed(tx, attemptId);
-        await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'failure', reason: 'invalid_credentials', error: 'Invalid email or password' }));
+        // An unknown e-mail is counted (its attempt row) and chained only for the address's first
+        // few in the window: probes show in the platform chain, floods do not grow it.
+        const chained = user !== null
+          || (await sessions.unknownEmailFailuresFrom(tx, clientKeyOf(meta.ip), new Date(now() - LOGIN_WINDOW_MS))) <= UNKNOWN_EMAIL_AUDITS_PER_ADDRESS;
+        if (chained) {
+          await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'failure', reason: 'invalid_credentials', error: 'Invalid email or password' }));
+        }
       });
       throw invalidCredentials();
     }
@@ -175,7 +277,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     const userId = await tokens.verifyMfaChallenge(mfaToken);
     const found = await system((tx) => users.findUserById(tx, userId));
     if (!found || !found.mfa_enabled || !found.mfa_secret) throw mfaTokenInvalid();
-    // Wrong codes count against the same 10-in-15-minutes limit as wrong passwords.
+    // Wrong codes count against the same limits as wrong passwords: the account's and the address's.
     const { attemptId } = await reserveAttempt(emailKey(found.email), meta);
     const step = totp.matchStep(totp.open(found.mfa_secret), code, now());
     const outcome = await system(async (tx) => {

@@ -1,5 +1,6 @@
-// The cleanup of ended sessions and old sign-in attempts: what goes, what stays (live sessions,
-// their spent refresh tokens, sessions still in their grace week), on both database backends.
+// The cleanup of ended sessions and old sign-in attempts (the per-e-mail and per-address counters):
+// what goes, what stays (live sessions, their spent refresh tokens, sessions still in their grace
+// week), on both database backends.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { backends, privateTestDatabase, testApp } from '../../test/support/app.js';
@@ -32,6 +33,13 @@ for (const backend of backends()) {
         assert.equal((await post('logout', { refreshToken: signedOut.refreshToken })).statusCode, 200);
         assert.equal((await post('login', { email: 'ghost@nowhere.example', password: 'wrong-password-1' })).statusCode, 401);
         assert.equal(await attempts(), 1);
+        // It is counted under the client's address as well, and audited once: the address's first in the window.
+        const counted = await withTenant(t.db, SYSTEM_SCOPE, async (tx) =>
+          (await tx.query<{ client_key: string }>(`select client_key from login_attempts where email_key = 'ghost@nowhere.example'`)).rows);
+        assert.deepEqual(counted, [{ client_key: '127.0.0.1' }]);
+        const audited = await withTenant(t.db, SYSTEM_SCOPE, async (tx) =>
+          (await tx.query<{ n: number }>(`select count(*)::int as n from audit_logs where actor_email = 'ghost@nowhere.example'`)).rows[0]!.n);
+        assert.equal(audited, 1);
 
         // Day 8: the signed-out session is a week past its end; the failed attempt a week past its window.
         t.clock.advance(8 * DAY);

@@ -1,8 +1,9 @@
 // Removes what sign-in leaves behind once it can no longer matter: sessions that ended (expired or
 // revoked) more than a week ago, with their refresh tokens, and sign-in attempts older than a day
-// (the limit counts 15 minutes). Spent refresh tokens of a live session stay: presenting one again
-// is how a stolen copy is detected (API.md §3). Audit rows are not touched; they have their own
-// retention. Deletes in bounded batches, so no run holds locks for long.
+// (the limits, per e-mail and per client address, count 15 minutes; failures for unknown e-mails
+// are recorded only there, never in the audit chain). Spent refresh tokens of a live session stay:
+// presenting one again is how a stolen copy is detected (API.md §3). Audit rows are not touched;
+// they have their own retention. Deletes in bounded batches, so no run holds locks for long.
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import * as sessions from './sessions.repo.js';

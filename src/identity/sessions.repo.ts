@@ -77,26 +77,63 @@ export async function deleteEndedSessions(tx: Queryable, before: Date, limit: nu
 }
 
 // --- sign-in attempts -------------------------------------------------------------------------
+// One row per attempt, keyed by e-mail and by client address: 'pending' while the password is
+// checked, 'failed' after, 'refused' when the per-account limit turned it away. Success deletes it.
+
+/**
+ * Serialises attempts from one client address until the transaction ends. Taken before lockEmail,
+ * always, and in the two-key advisory space, so it can never collide with an e-mail's lock.
+ */
+export async function lockClient(tx: Queryable, clientKey: string): Promise<void> {
+  await tx.query(`select pg_advisory_xact_lock(hashtext('login-client'), hashtext($1))`, [clientKey]);
+}
 
 /** Serialises attempts for one e-mail until the transaction ends. */
 export async function lockEmail(tx: Queryable, emailKey: string): Promise<void> {
   await tx.query(`select pg_advisory_xact_lock(hashtext('login:' || $1))`, [emailKey]);
 }
 
-export async function recentAttempts(tx: Queryable, emailKey: string, since: Date): Promise<{ count: number; oldest: Date | null }> {
-  const { rows } = await tx.query<{ count: number; oldest: Date | null }>(
+export interface AttemptCount {
+  count: number;
+  oldest: Date | null;
+}
+
+/** Failed and still-running attempts for an e-mail (refusals do not extend its lock). */
+export async function recentAttempts(tx: Queryable, emailKey: string, since: Date): Promise<AttemptCount> {
+  const { rows } = await tx.query<AttemptCount>(
     `select count(*)::int as count, min(attempted_at) as oldest from login_attempts
-      where email_key = $1 and attempted_at > $2`,
+      where email_key = $1 and attempted_at > $2 and outcome <> 'refused'`,
     [emailKey, since],
   );
   return rows[0]!;
+}
+
+/** Every attempt from a client address, whatever its outcome. */
+export async function recentAttemptsFrom(tx: Queryable, clientKey: string, since: Date): Promise<AttemptCount> {
+  const { rows } = await tx.query<AttemptCount>(
+    `select count(*)::int as count, min(attempted_at) as oldest from login_attempts
+      where client_key = $1 and attempted_at > $2`,
+    [clientKey, since],
+  );
+  return rows[0]!;
+}
+
+/** Failed sign-ins from a client address, in the window, for e-mails no live user has. */
+export async function unknownEmailFailuresFrom(tx: Queryable, clientKey: string, since: Date): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `select count(*)::int as n from login_attempts a
+      where a.client_key = $1 and a.attempted_at > $2 and a.outcome = 'failed'
+        and not exists (select 1 from users u where lower(u.email) = a.email_key and u.deleted_at is null)`,
+    [clientKey, since],
+  );
+  return rows[0]!.n;
 }
 
 export async function pruneAttempts(tx: Queryable, emailKey: string, before: Date): Promise<void> {
   await tx.query(`delete from login_attempts where email_key = $1 and attempted_at <= $2`, [emailKey, before]);
 }
 
-/** Deletes up to `limit` attempts made before `before`, whatever their e-mail. */
+/** Deletes up to `limit` attempts made before `before`, whatever their e-mail or address. */
 export async function deleteAttemptsBefore(tx: Queryable, before: Date, limit: number): Promise<number> {
   const { rowCount } = await tx.query(
     `delete from login_attempts where id in (select id from login_attempts where attempted_at < $1 limit $2)`,
@@ -105,10 +142,10 @@ export async function deleteAttemptsBefore(tx: Queryable, before: Date, limit: n
   return rowCount;
 }
 
-export async function insertAttempt(tx: Queryable, emailKey: string, at: Date): Promise<string> {
+export async function insertAttempt(tx: Queryable, emailKey: string, clientKey: string, at: Date, outcome: 'pending' | 'refused'): Promise<string> {
   const { rows } = await tx.query<{ id: string }>(
-    `insert into login_attempts (email_key, attempted_at, outcome) values ($1, $2, 'pending') returning id`,
-    [emailKey, at],
+    `insert into login_attempts (email_key, client_key, attempted_at, outcome) values ($1, $2, $3, $4) returning id`,
+    [emailKey, clientKey, at, outcome],
   );
   return rows[0]!.id;
 }
