@@ -27,15 +27,25 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type is not supported; send application/json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['VALIDATION_FAILED', 'Content-Length does not match the body'],
   FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type header is malformed'],
+  FST_ERR_BAD_URL: ['VALIDATION_FAILED', 'The URL has a malformed percent-escape or is not UTF-8'],
+  FST_ERR_MAX_PARAM_LENGTH: ['VALIDATION_FAILED', 'A path parameter is longer than 100 characters'],
 };
 
 // PostgreSQL errors that are the client's doing when a check upstream let them through (unique
-// violations: conflictFor).
+// violations: conflictFor). Only conditions a value from the request causes: data exceptions of
+// its text, numbers and dates, and jsonb nested too deep; never a server fault's class.
 const PG_CODES: Record<string, [ErrorCode, string]> = {
   '42501': ['PERMISSION_DENIED', 'Access to this resource is denied'],
   '22P02': ['VALIDATION_FAILED', 'A value in the request has the wrong format'],
   '22001': ['VALIDATION_FAILED', 'A value in the request is too long'],
   '22003': ['VALIDATION_FAILED', 'A number in the request is out of range'],
+  '22007': ['VALIDATION_FAILED', 'A date in the request has the wrong format'],
+  '22008': ['VALIDATION_FAILED', 'A date in the request is out of range'],
+  '22021': ['VALIDATION_FAILED', 'Text in the request contains a character that cannot be stored'],
+  '22P05': ['VALIDATION_FAILED', 'Text in the request contains a character that cannot be stored'],
+  '2201W': ['VALIDATION_FAILED', 'A page size in the request is out of range'],
+  '2201X': ['VALIDATION_FAILED', 'A page number in the request is out of range'],
+  '54001': ['VALIDATION_FAILED', 'A value in the request is nested too deeply'],
 };
 
 function statusCode(err: FastifyError): number {
@@ -75,6 +85,12 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
     .headers(error.headers)
     .type('application/problem+json')
     .send(toProblem(error, request.id));
+}
+
+/** Fastify's router refuses some URLs (a broken escape, an over-long parameter) before any hook runs. */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  sendProblem(reply, request, toAppError(error));
 }
 
 /** Answers a request no route matched before the 404 (the web console's browser-side routes). */

@@ -10,6 +10,7 @@ import { assertProblem, login } from '../../test/support/clients.js';
 import { clientIp } from './request-meta.js';
 import { installErrorHandling } from './error-handler.js';
 import { pageOf, paginated } from './pagination.js';
+import { checkJsonBody, MAX_JSON_DEPTH } from './validation.js';
 
 describe('HTTP foundation', () => {
   let t: TestApp;
@@ -160,5 +161,23 @@ describe('pagination', () => {
   it('builds the list envelope with totals or nulls', () => {
     assert.deepEqual(paginated([1, 2], pageOf({ limit: 2 }), 5).pagination, { page: 1, limit: 2, total: 5, totalPages: 3 });
     assert.deepEqual(paginated([], pageOf({}), null).pagination, { page: 1, limit: 50, total: null, totalPages: null });
+  });
+});
+
+describe('body rules beyond the schemas', () => {
+  it('walks 100,000 levels without recursion and refuses what PostgreSQL cannot store', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    assert.equal(checkJsonBody(deep, false)?.errors?.[0]?.message, `must be nested at most ${MAX_JSON_DEPTH} levels deep`);
+    assert.deepEqual(checkJsonBody({ a: [{ b: 'x\u0000' }] }, false)?.errors, [{ path: 'body.a.0.b', message: 'must not contain NUL or unpaired surrogate characters' }]);
+    assert.deepEqual(checkJsonBody({ 'x\uD800': 1 }, false)?.errors?.[0]?.path, 'body.x\uFFFD');
+    assert.deepEqual(checkJsonBody({ n: Infinity }, false)?.errors, [{ path: 'body.n', message: 'must be a finite number' }]);
+    assert.equal(checkJsonBody({ text: 'tab\tand\u0001control', emoji: '😀', n: -0 }, false), null);
+  });
+
+  it('cleans what devices report instead of refusing it', () => {
+    const reported = { 'k\u0000': ['v\uD800', -Infinity], ok: 'fine' };
+    assert.equal(checkJsonBody(reported, true), null);
+    assert.deepEqual(reported, { ok: 'fine', 'k\uFFFD': ['v\uFFFD', null] });
   });
 });

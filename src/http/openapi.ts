@@ -2,6 +2,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { MAX_JSON_DEPTH } from './validation.js';
 
 // SPEC "API keys": every response to a request authenticated with a key carries its window, and a
 // 429 says when to retry. Documented once for every operation that accepts a key.
@@ -42,7 +43,11 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Device Management Service',
         version: '1.0.0',
-        description: 'Multi-tenant control plane for managed devices. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+        description:
+          'Multi-tenant control plane for managed devices. Errors are RFC 9457 problem details (application/problem+json) with a stable `code`. ' +
+          `Every request, beyond its schema: JSON bodies of at most 1 MiB (5 MiB on agent routes) nested at most ${MAX_JSON_DEPTH} levels deep, ` +
+          'finite numbers, and text (body, query and path) without NUL or unpaired surrogates; otherwise 400 VALIDATION_FAILED (413 for size). ' +
+          'Agent-token routes store such text from devices with U+FFFD instead.',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       // Relative: the API is served from where the document is (every path carries /api/v1).

@@ -2,9 +2,16 @@
 // into 1..max, a non-integer is a validation error (the schema's job), and skipCount drops totals.
 import { Type, type TSchema } from 'typebox';
 
+/**
+ * A page number or page size as a query parameter: any safe integer, clamped by pageOf. Beyond
+ * ±(2^53 - 1) a number is no longer exact ("9007199254740993" reads as ...992), so it is 400.
+ */
+export const ClampedInteger = (description: string) =>
+  Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description });
+
 export const PaginationQuery = {
-  page: Type.Optional(Type.Integer({ description: 'Page number, from 1; smaller values count as 1' })),
-  limit: Type.Optional(Type.Integer({ description: 'Page size; clamped into 1..the list maximum' })),
+  page: Type.Optional(ClampedInteger('Page number, from 1; smaller values count as 1')),
+  limit: Type.Optional(ClampedInteger('Page size; clamped into 1..the list maximum')),
 };
 
 export const PaginationSchema = Type.Object({

@@ -7,10 +7,10 @@ import { pino } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AppError } from '../errors.js';
 import { DEFAULT_CONSOLE_DIR, installConsole } from './console.js';
-import { installErrorHandling, type NotFoundFallback } from './error-handler.js';
+import { answerFrameworkError, installErrorHandling, type NotFoundFallback } from './error-handler.js';
 import { installOpenApi } from './openapi.js';
 import { installRequestMeta } from './request-meta.js';
-import { createValidatorCompiler } from './validation.js';
+import { checkJsonBody, checkUrlValues, createValidatorCompiler } from './validation.js';
 
 export interface ServerOptions {
   logLevel: string;
@@ -67,6 +67,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     genReqId: requestId,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
+    frameworkErrors: answerFrameworkError,
     // SPEC writes list roots as `/` under a prefix: /api/v1/audit-logs and /api/v1/audit-logs/ are one route.
     routerOptions: { ignoreTrailingSlash: true },
     // Requests that arrive while shutting down get a problem body from the hook below instead.
@@ -86,6 +87,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       reply.header('connection', 'close');
       throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance');
     }
+    // Before authentication, which already looks path values up (an agent's id).
+    const refused = checkUrlValues(request.params, 'path') ?? checkUrlValues(request.query, 'query');
+    if (refused) throw refused;
   });
   installRequestMeta(app, options.trustProxyHeaders);
   // API.md §4: an empty query parameter (limit=) counts as absent.
@@ -99,9 +103,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // JSON everywhere (API.md): other bodies are 415, not parsed as text.
   app.removeContentTypeParser('text/plain');
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
+  // Every body then passes checkJsonBody; agents' bodies carry what devices report, so their text is
+  // cleaned rather than refused (as agent logs have always been).
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    defaultJsonParser(request, body as string, done);
+    defaultJsonParser(request, body as string, (err, parsed) => {
+      if (err) return done(err, undefined);
+      const refused = checkJsonBody(parsed, request.routeOptions.config.auth?.via.includes('agent') ?? false);
+      if (refused) return done(refused, undefined);
+      done(null, parsed);
+    });
   });
 
   await installOpenApi(app);

@@ -1,20 +1,44 @@
 // Request validation. Bodies are validated strictly (no type coercion, unknown fields rejected by
 // the schemas' additionalProperties: false); query strings and path parameters arrive as text, so
-// they are coerced ("2" -> 2) before validation.
+// they are coerced ("2" -> 2) before validation. Before any schema, every JSON body and every
+// query and path value passes the rules no schema states: bounded nesting, finite numbers, and
+// text PostgreSQL can store (no NUL, no unpaired surrogate).
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { ErrorObject } from 'ajv';
-import { AppError, type FieldError } from '../errors.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { AppError, invalidRequest, type FieldError } from '../errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   // allErrors stays off: reporting every error of a hostile payload costs more than it helps.
-  const base: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false };
+  // strictNumbers: `strict: false` would otherwise let Infinity through integer and number types
+  // (a query's "1e309" coerces to Infinity).
+  const base: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, strictNumbers: true };
   const strictAjv = addFormats(new Ajv({ ...base, coerceTypes: false }));
   const coercingAjv = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema as object);
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strictAjv.compile(schema as object) : finiteOnly(coercingAjv.compile(schema as object)));
+}
+
+/**
+ * Ajv's coercion turns "1e309" or "Infinity" into Infinity and does not check it again, so an
+ * integer without bounds would take it: a query or path value must coerce to a finite number.
+ */
+function finiteOnly(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    const valid = validate(data, context);
+    checked.errors = validate.errors;
+    if (!valid || !data || typeof data !== 'object') return valid;
+    for (const [name, value] of Object.entries(data)) {
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        checked.errors = [{ instancePath: `/${name}`, schemaPath: '#/type', keyword: 'type', params: {}, message: 'must be a finite number' }];
+        return false;
+      }
+    }
+    return true;
+  }) as ValidateFunction;
+  return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv });
 }
 
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -54,4 +78,85 @@ export function futureExpiry(value: string | undefined, now: number): Date | und
     throw new AppError('VALIDATION_FAILED', 'expiresAt must be in the future', { errors: [{ path: 'body.expiresAt', message: 'must be a future date-time' }] });
   }
   return at;
+}
+
+/** How deep a JSON body may nest (the top-level object or array is level 1). */
+export const MAX_JSON_DEPTH = 32;
+
+/** NUL and unpaired surrogates: PostgreSQL text and jsonb cannot hold them. */
+function unstorable(text: string): boolean {
+  return text.includes('\u0000') || !text.isWellFormed();
+}
+
+/** Text as devices ship it, made storable: NUL and unpaired surrogates become U+FFFD. */
+function storableText(text: string): string {
+  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+}
+
+/** A field name as a segment of an error path: short (a key can be a megabyte long) and storable. */
+const segment = (name: string) => {
+  const short = name.length > 100 ? `${name.slice(0, 100)}…` : name;
+  return unstorable(short) ? storableText(short) : short;
+};
+
+const refused = (path: string, message: string) => invalidRequest([{ path, message }]);
+
+/**
+ * Checks a parsed JSON body in one walk without recursion (so a body nested 100,000 deep cannot
+ * overflow the stack): nesting up to MAX_JSON_DEPTH, finite numbers, storable text in values and
+ * keys. With `clean` (text that devices report) text is made storable and non-finite numbers
+ * become null instead of refused. Returns the 400 to answer, or null.
+ */
+export function checkJsonBody(body: unknown, clean: boolean): AppError | null {
+  if (body === null || typeof body !== 'object') {
+    const problem = scalarProblem(body, clean);
+    return problem ? refused('body', problem) : null;
+  }
+  const stack: { node: Record<string, unknown>; depth: number; path: string }[] = [{ node: body as Record<string, unknown>, depth: 1, path: 'body' }];
+  while (stack.length > 0) {
+    const { node, depth, path } = stack.pop()!;
+    if (depth > MAX_JSON_DEPTH) return refused(path, `must be nested at most ${MAX_JSON_DEPTH} levels deep`);
+    for (const key of Object.keys(node)) {
+      let name = key;
+      if (unstorable(key)) {
+        if (!clean) return refused(`${path}.${segment(key)}`, 'field names must not contain NUL or unpaired surrogate characters');
+        name = storableText(key);
+        node[name] = node[key];
+        delete node[key];
+      }
+      const value = node[name];
+      if (value !== null && typeof value === 'object') {
+        stack.push({ node: value as Record<string, unknown>, depth: depth + 1, path: `${path}.${segment(name)}` });
+      } else if (typeof value === 'string' || typeof value === 'number') {
+        const problem = scalarProblem(value, clean);
+        if (problem) return refused(`${path}.${segment(name)}`, problem);
+        if (clean) node[name] = cleanScalar(value);
+      }
+    }
+  }
+  return null;
+}
+
+function scalarProblem(value: unknown, clean: boolean): string | null {
+  if (clean) return null;
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'must be a finite number';
+  if (typeof value === 'string' && unstorable(value)) return 'must not contain NUL or unpaired surrogate characters';
+  return null;
+}
+
+function cleanScalar(value: string | number): string | number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  return unstorable(value) ? storableText(value) : value;
+}
+
+/** Query and path values: the same text rule as bodies, for the filters and ids that reach SQL. */
+export function checkUrlValues(values: unknown, part: 'query' | 'path'): AppError | null {
+  if (!values || typeof values !== 'object') return null;
+  for (const [name, value] of Object.entries(values)) {
+    for (const text of Array.isArray(value) ? value : [value]) {
+      if (typeof text === 'string' && unstorable(text)) return refused(`${part}.${segment(name)}`, 'must not contain NUL or unpaired surrogate characters');
+    }
+    if (unstorable(name)) return refused(`${part}.${segment(name)}`, 'parameter names must not contain NUL or unpaired surrogate characters');
+  }
+  return null;
 }

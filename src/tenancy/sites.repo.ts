@@ -90,6 +90,12 @@ export async function updateSite(tx: Queryable, id: string, values: SiteValues):
   return rows[0]!;
 }
 
+/** Devices keep their site (decommissioned ones too), so a site with any cannot be deleted. */
+export async function siteHasDevices(tx: Queryable, id: string): Promise<boolean> {
+  const { rows } = await tx.query<{ used: boolean }>(`select exists (select 1 from devices where site_id = $1) as used`, [id]);
+  return rows[0]!.used;
+}
+
 export async function deleteSite(tx: Queryable, id: string): Promise<void> {
   await tx.query(`delete from sites where id = $1`, [id]);
 }

@@ -2,7 +2,7 @@
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { emptyUpdate, notFound, orgDenied, siteDenied } from '../errors.js';
+import { AppError, emptyUpdate, notFound, orgDenied, siteDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -110,6 +110,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
       await withTenant(db, caller.tenant, async (tx) => {
         const row = await sites.findSite(tx, id);
         if (!row) throw notFound('Site');
+        if (await sites.siteHasDevices(tx, id)) throw new AppError('CONFLICT', 'This site still has devices (decommissioned ones included) and cannot be deleted');
         await sites.deleteSite(tx, id);
         tx.afterCommit(listCache.changed);
         await recordAudit(tx, event(caller, meta, 'site.delete', row, { before: siteView(row) }));
