@@ -97,6 +97,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const db = options.db ?? (await openDatabase({
     url: config.databaseUrl,
+    ...(config.databaseLogins ? { logins: config.databaseLogins } : {}),
+    loginPasswordSecret: config.jwtSecret,
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
     poolSize: config.databasePoolSize,
     log: (message) => app.log.info(message),

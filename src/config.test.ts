@@ -78,4 +78,23 @@ describe('configuration', () => {
       assert.throws(() => loadConfig({ DATA_DIR: tmp(), [name]: bad[name]! }), (err: Error) => err instanceof ConfigError && pattern.test(err.message), name);
     }
   });
+
+  it('logs the service in as its own roles: from DATABASE_URL without the password, or as configured', () => {
+    const owner = 'postgres://owner:s3cret@db.example:5433/dms?sslmode=require';
+    assert.deepEqual(loadConfig({ DATA_DIR: tmp(), DATABASE_URL: owner }).databaseLogins, {
+      app: 'postgres://dms_app@db.example:5433/dms?sslmode=require',
+      sealer: 'postgres://dms_audit_sealer@db.example:5433/dms?sslmode=require',
+      retention: 'postgres://dms_audit_retention@db.example:5433/dms?sslmode=require',
+    });
+    // A Unix socket named in ?host= has no place for a user before the host.
+    assert.equal(loadConfig({ DATA_DIR: tmp(), DATABASE_URL: 'postgresql:///dms?host=/run/postgresql&user=owner&password=x' }).databaseLogins!.app,
+      'postgresql:///dms?host=%2Frun%2Fpostgresql&user=dms_app');
+    const app = 'postgres://dms_app:app-pw@db.example/dms';
+    const logins = loadConfig({ DATA_DIR: tmp(), DATABASE_URL: owner, DATABASE_APP_URL: app }).databaseLogins!;
+    assert.equal(logins.app, app);
+    assert.equal(logins.retention, 'postgres://dms_audit_retention@db.example:5433/dms?sslmode=require');
+    assert.equal(loadConfig({ DATA_DIR: tmp() }).databaseLogins, null);
+    assert.throws(() => loadConfig({ DATA_DIR: tmp(), DATABASE_SEALER_URL: app }), /DATABASE_SEALER_URL needs DATABASE_URL/);
+    assert.throws(() => loadConfig({ DATA_DIR: tmp(), DATABASE_URL: owner, DATABASE_RETENTION_URL: 'mysql://x' }), /DATABASE_RETENTION_URL/);
+  });
 });

@@ -1,7 +1,8 @@
 // The only reader of process.env. Parsed once at start-up; a bad value stops the process with a
 // message naming the variable (API.md §1).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs';
+import { openSync, readFileSync, writeSync, closeSync } from 'node:fs';
+import { ensurePrivateDir } from './db/private-files.js';
 import path from 'node:path';
 
 export interface Config {
@@ -9,7 +10,13 @@ export interface Config {
   production: boolean;
   port: number;
   host: string;
+  /** The schema owner: migrations only. null: embedded PGlite. */
   databaseUrl: string | null;
+  /**
+   * The service's own logins (DESIGN.md §3): requests, the audit sealer, audit retention. Each
+   * defaults to DATABASE_URL with the user replaced by its role and no password; null with PGlite.
+   */
+  databaseLogins: { app: string; sealer: string; retention: string } | null;
   databasePoolSize: number;
   dataDir: string;
   redisUrl: string | null;
@@ -82,6 +89,41 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+/** The roles the service logs in as; created by the migrations (0001, 0002), able to log in since 0009. */
+export const DATABASE_ROLES = { app: 'dms_app', sealer: 'dms_audit_sealer', retention: 'dms_audit_retention' } as const;
+
+/**
+ * `url` logging in as `role` without a password: enough where the server trusts the connection
+ * (trust, or a pg_ident map); with password authentication the operator sets the role's own URL.
+ */
+export function roleLoginUrl(url: string, role: string): string {
+  const parsed = new URL(url);
+  parsed.password = '';
+  parsed.searchParams.delete('password');
+  // A URL without a host (a Unix socket named in ?host=) cannot carry a user name before the host.
+  if (parsed.host === '' || parsed.searchParams.has('user')) parsed.searchParams.set('user', role);
+  else parsed.username = role;
+  return parsed.toString();
+}
+
+function databaseLogins(env: Env, ownerUrl: string | null): Config['databaseLogins'] {
+  const given = {
+    app: url(env, 'DATABASE_APP_URL', ['postgres:', 'postgresql:']),
+    sealer: url(env, 'DATABASE_SEALER_URL', ['postgres:', 'postgresql:']),
+    retention: url(env, 'DATABASE_RETENTION_URL', ['postgres:', 'postgresql:']),
+  };
+  if (ownerUrl === null) {
+    const stray = Object.entries(given).find(([, v]) => v !== null);
+    if (stray) throw new ConfigError(`DATABASE_${stray[0].toUpperCase()}_URL needs DATABASE_URL (the schema owner, for migrations)`);
+    return null;
+  }
+  return {
+    app: given.app ?? roleLoginUrl(ownerUrl, DATABASE_ROLES.app),
+    sealer: given.sealer ?? roleLoginUrl(ownerUrl, DATABASE_ROLES.sealer),
+    retention: given.retention ?? roleLoginUrl(ownerUrl, DATABASE_ROLES.retention),
+  };
+}
+
 function secret(env: Env, name: string): string | undefined {
   const v = value(env, name);
   if (v !== undefined && v.length < MIN_SECRET_LENGTH) {
@@ -99,7 +141,7 @@ type GeneratedSecrets = Record<'jwtSecret' | 'enrollmentKeyPepper' | 'encryption
  */
 function generatedSecrets(dataDir: string): GeneratedSecrets {
   const file = path.join(dataDir, 'secrets.json');
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const fresh: GeneratedSecrets = {
     jwtSecret: randomBytes(48).toString('base64url'),
     enrollmentKeyPepper: randomBytes(48).toString('base64url'),
@@ -157,12 +199,15 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('BOOTSTRAP_ADMIN_PASSWORD must be at least 8 characters');
   }
 
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+
   return {
     nodeEnv,
     production,
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: value(env, 'HOST') ?? '127.0.0.1',
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    databaseLogins: databaseLogins(env, databaseUrl),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 500),
     dataDir,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

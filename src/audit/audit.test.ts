@@ -151,9 +151,9 @@ for (const backend of backends()) {
         withAuditPrivilege(t.db, SEALER, (tx) => tx.query(`update audit_logs set checksum = 'x' where id = $1`, [row!.id])),
         /append-only/,
       );
-      // The retention role without its session setting is refused too.
+      // The retention login without its session setting is refused too.
       await assert.rejects(
-        t.db.transaction(async (tx) => {
+        t.db.privilegedTransaction(RETENTION.role, async (tx) => {
           await tx.query(`select set_config('role', $1, true), set_config('app.scope', 'system', true)`, [RETENTION.role]);
           await tx.query(`delete from audit_logs where id = $1`, [row!.id]);
         }),

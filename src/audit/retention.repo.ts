@@ -1,46 +1,53 @@
 // SQL for audit retention: policies, the expired prefix of a chain, and its deletion with the anchor.
+// A chain is an organization's, or the platform chain (org_id null, chain_id the nil UUID).
 import type { Queryable } from '../db/database.js';
 
 export interface PolicyRow {
-  org_id: string;
+  org_id: string | null;
   retention_days: number;
   archive_to_object_store: boolean;
   last_cleanup_at: Date | null;
 }
 
-export const DEFAULT_RETENTION_DAYS = 365;
-
-/** The organization's policy, or the defaults when it never set one. */
-export async function findPolicy(tx: Queryable, orgId: string): Promise<PolicyRow> {
-  const { rows } = await tx.query<PolicyRow>(
-    `select org_id, retention_days, archive_to_object_store, last_cleanup_at from audit_retention_policies where org_id = $1`,
-    [orgId],
-  );
-  return rows[0] ?? { org_id: orgId, retention_days: DEFAULT_RETENTION_DAYS, archive_to_object_store: false, last_cleanup_at: null };
+export interface ChainRef {
+  chainId: string;
+  orgId: string | null;
 }
 
-export async function savePolicy(tx: Queryable, orgId: string, values: { retentionDays: number; archiveToObjectStore: boolean }): Promise<PolicyRow> {
+export const DEFAULT_RETENTION_DAYS = 365;
+
+/** The chain's policy, or the defaults when none was ever set. */
+export async function findPolicy(tx: Queryable, chain: ChainRef): Promise<PolicyRow> {
+  const { rows } = await tx.query<PolicyRow>(
+    `select org_id, retention_days, archive_to_object_store, last_cleanup_at from audit_retention_policies where chain_id = $1`,
+    [chain.chainId],
+  );
+  return rows[0] ?? { org_id: chain.orgId, retention_days: DEFAULT_RETENTION_DAYS, archive_to_object_store: false, last_cleanup_at: null };
+}
+
+export async function savePolicy(tx: Queryable, chain: ChainRef, values: { retentionDays: number; archiveToObjectStore: boolean }): Promise<PolicyRow> {
   const { rows } = await tx.query<PolicyRow>(
     `insert into audit_retention_policies as p (org_id, retention_days, archive_to_object_store) values ($1, $2, $3)
-     on conflict (org_id) do update set retention_days = excluded.retention_days, archive_to_object_store = excluded.archive_to_object_store, updated_at = now()
+     on conflict (chain_id) do update set retention_days = excluded.retention_days, archive_to_object_store = excluded.archive_to_object_store, updated_at = now()
      returning org_id, retention_days, archive_to_object_store, last_cleanup_at`,
-    [orgId, values.retentionDays, values.archiveToObjectStore],
+    [chain.orgId, values.retentionDays, values.archiveToObjectStore],
   );
   return rows[0]!;
 }
 
-export async function markCleaned(tx: Queryable, orgId: string, at: Date): Promise<void> {
+/** Retention's own write (the app role may not move lastCleanupAt). */
+export async function markCleaned(tx: Queryable, chain: ChainRef, at: Date): Promise<void> {
   await tx.query(
     `insert into audit_retention_policies as p (org_id, last_cleanup_at) values ($1, $2)
-     on conflict (org_id) do update set last_cleanup_at = excluded.last_cleanup_at`,
-    [orgId, at],
+     on conflict (chain_id) do update set last_cleanup_at = excluded.last_cleanup_at`,
+    [chain.orgId, at],
   );
 }
 
-/** Organizations with a chain (the platform chain has no policy and is kept). */
-export async function chainedOrganizations(tx: Queryable): Promise<string[]> {
-  const { rows } = await tx.query<{ org_id: string }>(`select org_id from audit_chains where org_id is not null order by org_id`);
-  return rows.map((r) => r.org_id);
+/** Every chain with sealed rows: the organizations', and the platform chain. */
+export async function chains(tx: Queryable): Promise<ChainRef[]> {
+  const { rows } = await tx.query<{ chain_id: string; org_id: string | null }>(`select chain_id, org_id from audit_chains order by chain_id`);
+  return rows.map((r) => ({ chainId: r.chain_id, orgId: r.org_id }));
 }
 
 /**
@@ -68,20 +75,23 @@ export async function currentAnchor(tx: Queryable, chainId: string): Promise<num
  * Locks the chain's anchor (creating it at 0 the first time) and returns it: another worker may
  * have moved it. The sealer never touches this row, so neither waits for the other.
  */
-export async function lockAnchor(tx: Queryable, chainId: string, orgId: string | null): Promise<number> {
+export async function lockAnchor(tx: Queryable, chain: ChainRef): Promise<number> {
   await tx.query(
     `insert into audit_chain_anchors (chain_id, org_id, anchor_seq, anchor_checksum) values ($1, $2, 0, '') on conflict (chain_id) do nothing`,
-    [chainId, orgId],
+    [chain.chainId, chain.orgId],
   );
-  const { rows } = await tx.query<{ anchor_seq: string }>(`select anchor_seq from audit_chain_anchors where chain_id = $1 for update`, [chainId]);
+  const { rows } = await tx.query<{ anchor_seq: string }>(`select anchor_seq from audit_chain_anchors where chain_id = $1 for update`, [chain.chainId]);
   return Number(rows[0]!.anchor_seq);
 }
 
-/** Deletes rows (afterSeq, toSeq] and records the last one as the chain's anchor. */
+/**
+ * Records row `toSeq` as the chain's anchor, then deletes rows (afterSeq, toSeq]: in that order,
+ * because the database refuses to delete a row its chain's anchor does not cover (0009).
+ */
 export async function deleteSegment(tx: Queryable, chainId: string, afterSeq: number, toSeq: number): Promise<{ seq: number; checksum: string }> {
   const { rows } = await tx.query<{ seq: string; checksum: string }>(`select seq, checksum from audit_logs where chain_id = $1 and seq = $2`, [chainId, toSeq]);
   const anchor = { seq: Number(rows[0]!.seq), checksum: rows[0]!.checksum };
-  await tx.query(`delete from audit_logs where chain_id = $1 and seq > $2 and seq <= $3`, [chainId, afterSeq, toSeq]);
   await tx.query(`update audit_chain_anchors set anchor_seq = $2, anchor_checksum = $3 where chain_id = $1`, [chainId, anchor.seq, anchor.checksum]);
+  await tx.query(`delete from audit_logs where chain_id = $1 and seq > $2 and seq <= $3`, [chainId, afterSeq, toSeq]);
   return anchor;
 }

@@ -4,14 +4,15 @@ import { Type } from 'typebox';
 import { callerOf } from '../http/auth.js';
 import { Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
 import type { RetentionService } from './retention.service.js';
+import { OrgIdFilter } from './schemas.js';
 
 const Policy = Type.Object({
-  orgId: Uuid,
+  orgId: Nullable(Uuid), // null: the platform chain
   retentionDays: Type.Integer(),
   archiveToObjectStore: Type.Boolean(),
   lastCleanupAt: Nullable(Timestamp),
 });
-const PolicyQuery = Type.Object({ orgId: Type.Optional(Uuid) });
+const PolicyQuery = Type.Object({ orgId: Type.Optional(OrgIdFilter) });
 const PolicyBody = Type.Object(
   {
     retentionDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),

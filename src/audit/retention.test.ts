@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { testApp, type TestApp } from '../../test/support/app.js';
+import { privateTestDatabase, testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, assertProblem, login, loginWithMfa, type Session } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
@@ -127,6 +127,43 @@ describe('audit retention', () => {
       assert.equal(policy.lastCleanupAt, null, 'a postponed cleanup is not a cleanup');
     } finally {
       await down.close();
+    }
+  });
+
+  it('keeps a policy for the platform chain, read and set by system scope, and prunes that chain too', async () => {
+    // A database of its own: pruning the platform chain of the shared one would reach other files' rows.
+    const { db, drop } = await privateTestDatabase();
+    const p = await testApp({ db });
+    try {
+      const org = await createOrg(db, (await createPartner(db)).id);
+      const orgAdmin = await login(p.app, await createUser(db, { scope: 'organization', orgId: org.id }));
+      assertProblem(await as(p.app, orgAdmin)({ method: 'GET', url: '/api/v1/audit-logs/retention?orgId=platform' }), 404, 'NOT_FOUND');
+      const sysUser = await createUser(db, { scope: 'system' });
+      const call = as(p.app, await loginWithMfa(p.app, sysUser, p.clock));
+      const url = '/api/v1/audit-logs/retention?orgId=platform';
+      assert.deepEqual((await call({ method: 'GET', url })).json(), { orgId: null, retentionDays: 365, archiveToObjectStore: false, lastCleanupAt: null });
+      const put = await call({ method: 'PUT', url, payload: { retentionDays: 30 } });
+      assert.deepEqual(put.json(), { orgId: null, retentionDays: 30, archiveToObjectStore: false, lastCleanupAt: null });
+      const change = (await call({ method: 'GET', url: '/api/v1/audit-logs/logs?orgId=platform&action=audit.retention.update' })).json().data;
+      assert.equal(change.length, 1);
+
+      // Everything on the platform chain so far (sign-ins, the change above) expires 400 days on.
+      await p.app.auditSealer.sealNow();
+      const before = await withTenant(db, SYSTEM_SCOPE, (tx) => tx.query<{ n: number }>(`select count(*)::int as n from audit_logs where org_id is null`));
+      p.clock.advance(400 * DAY);
+      const record = createAuditRecorder({ now: p.clock.now, onRecorded: () => {} });
+      await withTenant(db, SYSTEM_SCOPE, (tx) => record(tx, { orgId: null, actor: { type: 'system', id: null }, action: 'partner.create' }));
+      await p.app.auditSealer.sealNow();
+      const results = await p.app.auditRetention.runOnce();
+      const platform = results.find((r) => r.orgId === null)!;
+      assert.deepEqual([platform.deleted, platform.anchorSeq, platform.error], [before.rows[0]!.n, before.rows[0]!.n, null]);
+      const fresh = as(p.app, await login(p.app, await createUser(db, { scope: 'system' })));
+      const v = (await fresh({ method: 'GET', url: '/api/v1/audit-logs/verify?orgId=platform' })).json();
+      assert.deepEqual([v.valid, v.anchor.seq, v.firstSeq], [true, before.rows[0]!.n, before.rows[0]!.n + 1]);
+      assert.ok((await fresh({ method: 'GET', url })).json().lastCleanupAt);
+    } finally {
+      await p.close();
+      await drop();
     }
   });
 

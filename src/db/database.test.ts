@@ -130,7 +130,7 @@ describe('start-up safety', { skip: !process.env.TEST_DATABASE_URL }, () => {
   it('refuses to run as a role that bypasses row-level security', async () => {
     await assert.rejects(
       openDatabase({ url: process.env.TEST_DATABASE_URL!, pgliteDir: 'memory://', poolSize: 1, appRole: 'postgres' }),
-      /refusing to start: database role "postgres" bypasses row-level security/,
+      /refusing to start: database login "postgres" \(DATABASE_APP_URL\) is a superuser, which bypasses row-level security/,
     );
     await assert.rejects(
       openDatabase({ url: null, pgliteDir: 'memory://', poolSize: 1, appRole: 'postgres' }),

@@ -1,16 +1,23 @@
 // One interface over PostgreSQL (pg pool) and embedded PGlite. Both run the same SQL, the same
 // migrations and the same row-level security; the service always acts as APP_ROLE, never as the
-// superuser that owns the schema.
+// owner of the schema. On PostgreSQL it logs in as that role (and the audit log's two privileged
+// roles log in on their own connections), so no request can switch to anyone stronger; PGlite is
+// one superuser connection that switches roles (DESIGN.md §3).
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { DATABASE_ROLES, roleLoginUrl } from '../config.js';
 import { AppError, databaseUnavailable } from '../errors.js';
 import { migrate, migrationConnection } from './migrate.js';
+import { loginWithPasswordFallback } from './role-logins.js';
 
 /** The non-superuser role every request runs as; created by the first migration. */
-export const APP_ROLE = 'dms_app';
+export const APP_ROLE = DATABASE_ROLES.app;
+
+/** The audit log's privileged roles (DESIGN.md §4), each reached only through its own login. */
+export type AuditRole = typeof DATABASE_ROLES.sealer | typeof DATABASE_ROLES.retention;
 
 export interface QueryResult<R> {
   rows: R[];
@@ -58,17 +65,26 @@ export interface Database {
   readonly connection: { url: string; appRole: string } | null;
   /** Runs fn in one transaction on one connection; commits when fn resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * A transaction on the audit role's own login (PostgreSQL), or on PGlite's one connection, where
+   * the caller switches to the role itself (audit/privilege.ts).
+   */
+  privilegedTransaction<T>(role: AuditRole, fn: (tx: Transaction) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface DatabaseOptions {
-  /** PostgreSQL URL; null selects embedded PGlite. */
+  /** PostgreSQL URL of the schema owner, for migrations; null selects embedded PGlite. */
   url: string | null;
+  /** The service's logins (PostgreSQL); each defaults to `url` logging in as its role without a password. */
+  logins?: { app?: string; sealer?: string; retention?: string };
+  /** Derives passwords for logins the server refuses without one (see role-logins.ts); unset: never. */
+  loginPasswordSecret?: string;
   /** Where PGlite keeps its files ('memory://' for an in-memory database). */
   pgliteDir: string;
   poolSize: number;
-  /** Role to act as (default APP_ROLE); start-up fails if it can bypass row-level security. */
+  /** Role to act as (default APP_ROLE); start-up fails if it, or the login, could bypass row-level security. */
   appRole?: string;
   migrationsDir?: string;
   log?: (message: string) => void;
@@ -91,6 +107,7 @@ function classify(err: unknown): unknown {
   return isDatabaseUnavailable(err) ? databaseUnavailable(err) : err;
 }
 
+/** PGlite: its one connection is a superuser, so only the role it switched to can be checked. */
 async function assertRoleCannotBypassRls(tx: Queryable): Promise<void> {
   const { rows } = await tx.query<{ role: string; rolsuper: boolean; rolbypassrls: boolean }>(
     `select current_user as role, r.rolsuper, r.rolbypassrls from pg_roles r where r.rolname = current_user`,
@@ -99,6 +116,31 @@ async function assertRoleCannotBypassRls(tx: Queryable): Promise<void> {
   if (!role || role.rolsuper || role.rolbypassrls) {
     throw new Error(`refusing to start: database role "${role?.role ?? '?'}" bypasses row-level security`);
   }
+}
+
+/**
+ * PostgreSQL: the login itself (session_user, what RESET ROLE returns to) must be `role` and
+ * nothing more: not a superuser, not BYPASSRLS, not the owner of the schema or the database, and
+ * a member of no role at all (SET ROLE could switch to it, or its privileges would be inherited).
+ */
+async function assertLeastPrivilegeLogin(tx: Queryable, role: string, variable: string): Promise<void> {
+  const { rows } = await tx.query<{ login: string; acting: string; rolsuper: boolean; rolbypassrls: boolean; owns: boolean; member_of: string }>(
+    `select session_user::text as login, current_user::text as acting, r.rolsuper, r.rolbypassrls,
+            exists (select 1 from pg_class c where c.relowner = r.oid and c.relnamespace = 'public'::regnamespace)
+              or exists (select 1 from pg_namespace n where n.nspname = 'public' and n.nspowner = r.oid)
+              or exists (select 1 from pg_database d where d.datname = current_database() and d.datdba = r.oid) as owns,
+            coalesce((select string_agg(g.rolname::text, ', ' order by g.rolname)
+                        from pg_auth_members m join pg_roles g on g.oid = m.roleid where m.member = r.oid), '') as member_of
+       from pg_roles r where r.rolname = session_user`,
+  );
+  const login = rows[0];
+  const refuse = (why: string) => new Error(`refusing to start: database login "${login?.login ?? '?'}" (${variable}) ${why}`);
+  if (!login) throw refuse('is not a role');
+  if (login.rolsuper) throw refuse('is a superuser, which bypasses row-level security');
+  if (login.rolbypassrls) throw refuse('bypasses row-level security');
+  if (login.owns) throw refuse('owns the schema or the database: the service must not log in as the owner');
+  if (login.member_of) throw refuse(`is a member of ${login.member_of}, which SET ROLE could switch to`);
+  if (login.login !== role || login.acting !== role) throw refuse(`acts as "${login.acting}", not as "${role}"`);
 }
 
 const PG_TYPES = {
@@ -110,7 +152,8 @@ const PG_TYPES = {
 } as pg.CustomTypesConfig;
 
 async function openPostgres(options: DatabaseOptions): Promise<Database> {
-  const admin = new pg.Client({ connectionString: options.url!, types: PG_TYPES });
+  const owner = options.url!;
+  const admin = new pg.Client({ connectionString: owner, types: PG_TYPES });
   try {
     await admin.connect();
   } catch (err) {
@@ -122,79 +165,142 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
       async (sql, params) => (await admin.query(sql, params as unknown[])).rows,
     );
     await migrate(connection, options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, options.log);
+    const appRole = options.appRole ?? APP_ROLE;
+    const logins = options.logins ?? {};
+    const login = (url: string, role: string) => loginWithPasswordFallback(admin, url, role, options.loginPasswordSecret);
+    return await connectPostgres({
+      url: await login(logins.app ?? roleLoginUrl(owner, appRole), appRole),
+      appRole,
+      poolSize: options.poolSize,
+      auditLogins: {
+        [DATABASE_ROLES.sealer]: await login(logins.sealer ?? roleLoginUrl(owner, DATABASE_ROLES.sealer), DATABASE_ROLES.sealer),
+        [DATABASE_ROLES.retention]: await login(logins.retention ?? roleLoginUrl(owner, DATABASE_ROLES.retention), DATABASE_ROLES.retention),
+      },
+      ...(options.log ? { log: options.log } : {}),
+    });
   } finally {
     await admin.end();
   }
-  return connectPostgres({ url: options.url!, appRole: options.appRole ?? APP_ROLE, poolSize: options.poolSize, log: options.log });
+}
+
+const LOGIN_VARIABLES: Record<string, string> = {
+  [DATABASE_ROLES.app]: 'DATABASE_APP_URL',
+  [DATABASE_ROLES.sealer]: 'DATABASE_SEALER_URL',
+  [DATABASE_ROLES.retention]: 'DATABASE_RETENTION_URL',
+};
+
+function loginPool(url: string, max: number, log?: (message: string) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: PG_TYPES,
+    options: '-c idle_in_transaction_session_timeout=60000',
+    connectionTimeoutMillis: 5000,
+  });
+  pool.on('error', (err) => log?.(`idle database connection failed: ${err.message}`));
+  return pool;
+}
+
+/** One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws. */
+async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw classify(err);
+  }
+  const committed: (() => void)[] = [];
+  const tx: Transaction = {
+    async query(text, params, options) {
+      const values = params as unknown[];
+      const result = options?.rowMode
+        ? await client.query({ name: options.prepare, text, values, rowMode: options.rowMode })
+        : options?.prepare
+          ? await client.query({ name: options.prepare, text, values })
+          : await client.query(text, values);
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    },
+    afterCommit: (cb) => committed.push(cb),
+  };
+  try {
+    await client.query('BEGIN');
+    const result = await fn(tx);
+    await client.query('COMMIT');
+    client.release();
+    runAfterCommit(committed);
+    return result;
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK');
+      client.release();
+    } catch {
+      client.release(true);
+    }
+    throw classify(err);
+  }
+}
+
+/** Start-up: logs in once and refuses a login that could be more than `role`. */
+async function checkLogin(pool: pg.Pool, role: string): Promise<void> {
+  const variable = LOGIN_VARIABLES[role] ?? 'DATABASE_APP_URL';
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw new Error(`cannot log in as ${role} (${variable}): ${(err as Error).message}`);
+  }
+  try {
+    await assertLeastPrivilegeLogin({ query: async (text, params) => {
+      const result = await client.query(text, params as unknown[]);
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    } }, role, variable);
+  } finally {
+    client.release();
+  }
 }
 
 /**
- * A pool on an already migrated database, every connection acting as the app role. Also used by
- * worker threads, which open their own connections.
+ * Pools on an already migrated database: requests log in as the app role, and each audit role
+ * given in `auditLogins` gets one connection of its own (the sealer and retention each work one
+ * transaction at a time). Also used by worker threads, which open their own connections.
  */
-export async function connectPostgres(options: { url: string; appRole: string; poolSize: number; log?: (message: string) => void }): Promise<Database> {
+export async function connectPostgres(options: {
+  url: string;
+  appRole: string;
+  poolSize: number;
+  auditLogins?: Partial<Record<AuditRole, string>>;
+  log?: (message: string) => void;
+}): Promise<Database> {
   const { appRole } = options;
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize,
-    types: PG_TYPES,
-    options: `-c role=${appRole} -c idle_in_transaction_session_timeout=60000`,
-    connectionTimeoutMillis: 5000,
-  });
-  pool.on('error', (err) => options.log?.(`idle database connection failed: ${err.message}`));
+  const pool = loginPool(options.url, options.poolSize, options.log);
+  const auditPools = new Map<AuditRole, pg.Pool>();
+  for (const [role, url] of Object.entries(options.auditLogins ?? {}) as [AuditRole, string][]) {
+    auditPools.set(role, loginPool(url, 1, options.log));
+  }
+  const closeAll = () => Promise.all([pool, ...auditPools.values()].map((p) => p.end()));
 
   const database: Database = {
     kind: 'postgres',
     appRole,
     connection: { url: options.url, appRole },
-    async transaction(fn) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (err) {
-        throw classify(err);
-      }
-      const committed: (() => void)[] = [];
-      const tx: Transaction = {
-        async query(text, params, options) {
-          const values = params as unknown[];
-          const result = options?.rowMode
-            ? await client.query({ name: options.prepare, text, values, rowMode: options.rowMode })
-            : options?.prepare
-              ? await client.query({ name: options.prepare, text, values })
-              : await client.query(text, values);
-          return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-        },
-        afterCommit: (cb) => committed.push(cb),
-      };
-      try {
-        await client.query('BEGIN');
-        const result = await fn(tx);
-        await client.query('COMMIT');
-        client.release();
-        runAfterCommit(committed);
-        return result;
-      } catch (err) {
-        try {
-          await client.query('ROLLBACK');
-          client.release();
-        } catch {
-          client.release(true);
-        }
-        throw classify(err);
-      }
+    transaction: (fn) => poolTransaction(pool, fn),
+    privilegedTransaction(role, fn) {
+      const own = auditPools.get(role);
+      if (!own) return Promise.reject(new Error(`no database login for ${role} on this connection`));
+      return poolTransaction(own, fn);
     },
     async ping() {
       await database.transaction((tx) => tx.query('select 1'));
     },
     async close() {
-      await pool.end();
+      await closeAll();
     },
   };
   try {
-    await database.transaction(assertRoleCannotBypassRls);
+    await checkLogin(pool, appRole);
+    for (const [role, own] of auditPools) await checkLogin(own, role);
   } catch (err) {
-    await pool.end();
+    await closeAll();
     throw err;
   }
   return database;
@@ -222,6 +328,8 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     kind: 'pglite',
     appRole,
     connection: null,
+    // One superuser connection: the privileged roles are reached by SET ROLE, like the app role.
+    privilegedTransaction: (_role, fn) => database.transaction(fn),
     async transaction(fn) {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'The database is closed');
       const committed: (() => void)[] = [];

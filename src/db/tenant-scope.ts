@@ -24,7 +24,10 @@ export function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transac
   });
 }
 
-/** Sets role and scope transaction-locally, in one statement. */
+/**
+ * Sets role and scope transaction-locally, in one statement. On PostgreSQL the login already is
+ * the role (switching to oneself is all it can do); PGlite's one superuser connection needs it.
+ */
 export async function applyTenantScope(tx: Queryable, role: string, scope: TenantScope): Promise<void> {
   const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
   const partnerId = scope.scope === 'system' ? '' : scope.partnerId;

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import { openDatabase, type Database, type Queryable } from '../../src/db/database.js';
 
 export type Backend = 'postgres' | 'pglite';
 
@@ -141,5 +141,43 @@ export async function testRedisUrl(): Promise<string | null> {
     return null;
   } finally {
     probe.disconnect();
+  }
+}
+
+/**
+ * The schema owner (a superuser here), for tests that tamper with the audit log on purpose: the
+ * service's own logins cannot. PostgreSQL: a connection of the test server's admin user to the
+ * database `db` serves; PGlite: its one connection, switched back from the app role for the
+ * transaction. `replica` turns the triggers off, as an attacker holding the owner could.
+ */
+export async function asOwner<T>(db: Database, fn: (tx: Queryable) => Promise<T>, options: { replica?: boolean } = {}): Promise<T> {
+  if (!db.connection) {
+    return db.transaction(async (tx) => {
+      await tx.query('set local role none');
+      if (options.replica) await tx.query('set local session_replication_role = replica');
+      return fn(tx);
+    });
+  }
+  const url = new URL(db.connection.url);
+  const admin = new URL(process.env.TEST_DATABASE_URL!);
+  url.username = admin.username;
+  url.password = admin.password;
+  url.searchParams.delete('user');
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query('begin');
+    if (options.replica) await client.query('set local session_replication_role = replica');
+    const result = await fn({ query: async (text, params) => {
+      const r = await client.query(text, params as unknown[]);
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    } });
+    await client.query('commit');
+    return result;
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    await client.end();
   }
 }
