@@ -72,7 +72,8 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
     log: (level, message, err) => log[level]({ err }, message),
   });
   // Warm verify workers retire after a minute without work: an idle service holds no extra heap.
-  const verifyPool = db.connection ? createVerifyPool({ connection: db.connection, size: 2, idleMs: 60_000 }) : null;
+  // On PGlite (no connection) they hash the rows the main thread reads.
+  const verifyPool = createVerifyPool({ connection: db.connection, size: 2, idleMs: 60_000 });
 
   const tokens = createTokenService(config.jwtSecret, now);
   const callers = createCallerResolver({ db, tokens, bus, now });

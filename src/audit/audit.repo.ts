@@ -221,6 +221,9 @@ export type ChainLinkRow = [
 ];
 
 export async function chainLinksAfter(tx: Queryable, chainId: string, afterSeq: number, toSeq: number | null, limit: number): Promise<ChainLinkRow[]> {
+  // Index order, stopping at the limit. Without statistics (PGlite never analyzes; a freshly sealed
+  // table) the planner chose a bitmap scan that read and sorted the whole rest of the chain per batch.
+  await tx.query('set local enable_bitmapscan = off');
   const { rows } = await tx.query<ChainLinkRow>(
     `select a.seq, to_char(a.timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), a.actor_type, a.actor_id, a.actor_email,
             a.action, a.resource_type, a.resource_id, a.resource_name, a.details, a.ip_address, a.user_agent, a.result,
@@ -240,10 +243,33 @@ export async function rowIdAt(tx: Queryable, chainId: string, seq: number): Prom
   return rows[0]?.id ?? null;
 }
 
+/** The lowest row still stored at or below `seq` (a chain's anchor: there should be none). */
+export async function rowAtOrBelow(tx: Queryable, chainId: string, seq: number): Promise<{ seq: number; id: string } | null> {
+  const { rows } = await tx.query<{ seq: number; id: string }>(
+    `select seq, id from audit_logs where chain_id = $1 and seq <= $2 order by seq limit 1`,
+    [chainId, seq],
+  );
+  return rows[0] ?? null;
+}
+
 export async function sealedRowAt(tx: Queryable, chainId: string, seq: number): Promise<{ seq: number; checksum: string } | null> {
   const { rows } = await tx.query<{ seq: number; checksum: string }>(
     `select seq, checksum from audit_logs where chain_id = $1 and seq = $2`,
     [chainId, seq],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * What changes whenever a row of a chain with afterSeq < seq <= toSeq is written, rewritten or
+ * removed, by any path (triggers off included): how many there are and the sum of their xmin, the
+ * transaction that wrote each row version (a rewritten row always gets a newer one).
+ */
+export async function chainRowVersions(tx: Queryable, chainId: string, afterSeq: number, toSeq: number): Promise<{ rows: number; xminSum: string }> {
+  const { rows } = await tx.query<{ rows: number; xmin_sum: string }>(
+    `select count(*)::int as rows, coalesce(sum(xmin::text::bigint), 0)::text as xmin_sum
+       from audit_logs where chain_id = $1 and seq > $2 and seq <= $3`,
+    [chainId, afterSeq, toSeq],
+  );
+  return { rows: rows[0]!.rows, xminSum: rows[0]!.xmin_sum };
 }

@@ -40,7 +40,11 @@ export function auditRoutes(deps: { audit: AuditService }): FastifyPluginAsyncTy
         operationId: 'verifyAuditChain',
         tags,
         summary: 'Verify an organization’s hash chain',
-        description: 'Recomputes every checksum in seq order from the anchor (or seq 1) and reports the first broken row.',
+        description: 'Recomputes every checksum in seq order from the anchor (or seq 1) and reports the first broken row. '
+          + 'At most 2 verifications run at once per server, and one per chain; another call is answered 429 RATE_LIMITED with Retry-After (seconds) '
+          + 'instead of waiting, unless it asks for the same range of the same chain as a running one, which it then shares. '
+          + 'A repeated call on an unchanged chain answers from the last result: any new sealed row, retention run, anchor '
+          + 'move or change to a stored row verifies again. `pending` is always current.',
         querystring: S.VerifyQuery,
         response: { 200: S.VerifyResult },
       },

@@ -1,7 +1,9 @@
 // Reading the audit log within the caller's reach (SPEC "Audit logs", API.md §8), and verifying a
-// chain by streaming it in seq order.
-import type { Database } from '../db/database.js';
-import { withTenant } from '../db/tenant-scope.js';
+// chain by streaming it in seq order, off the event loop, at most a few at a time, remembering the
+// last answer for as long as the rows it read are unchanged.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Database, Transaction } from '../db/database.js';
+import { withTenant, type TenantScope } from '../db/tenant-scope.js';
 import { AppError, notFound, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import { pageOf, paginated } from '../http/pagination.js';
@@ -9,10 +11,38 @@ import * as repo from './audit.repo.js';
 import { legacyEntry, logEntry } from './entries.js';
 import { verifyRange, type Link, type RangeJob, type RangeResult } from './chain-verifier.js';
 import type { AuditListQuery, VerifyResult } from './schemas.js';
+import { createVerifyCache } from './verify-cache.js';
 import type { VerifyPool } from './verify-pool.js';
 
 // Long chains on PostgreSQL are verified by the worker pool, split into one contiguous range per worker.
 const PARALLEL_MIN_ROWS = 20_000;
+// Verifications at once per instance: the pool's size, so runs never wait for each other's threads.
+const VERIFY_RUNS = 2;
+// Ranges this short are hashed on the event loop: a few milliseconds, like reading one batch.
+const INLINE_MAX_ROWS = 500;
+// PGlite runs every query on this thread, one at a time with every other request's: reads this
+// short let other requests in between; a worker hashes each batch while the next is read.
+const PGLITE_BATCH = 250;
+// Row versions are counted over this many seqs per query: milliseconds on PGlite, where it blocks.
+const VERSION_SPAN = { pglite: 5_000, postgres: 50_000 } as const;
+
+/** What verification found; the answer adds the chain's anchor and pending count. */
+type Verified = Omit<VerifyResult, 'anchor' | 'pending'>;
+
+/**
+ * PGlite settles every query as a microtask, so queries back to back never let the event loop turn:
+ * verification's transactions run one at a time, each on a fresh turn, timers and sockets served
+ * in between.
+ */
+function takingTurns(db: Database): Database {
+  let previous: Promise<unknown> = Promise.resolve();
+  const transaction = <T>(fn: (tx: Transaction) => Promise<T>): Promise<T> => {
+    const mine = previous.then(() => nextTurn()).then(() => db.transaction(fn));
+    previous = mine.catch(() => {});
+    return mine;
+  };
+  return Object.create(db, { transaction: { value: transaction } }) as Database;
+}
 
 type Chains = { orgIds: readonly string[] | null; platformOnly: boolean };
 
@@ -32,9 +62,14 @@ export function parseRange(query: { from?: string; to?: string }): { from?: Date
   return { ...(from ? { from } : {}), ...(to ? { to } : {}) };
 }
 
-/** `verifyPool`: worker threads for long chains (PostgreSQL); without one, chains are verified on this thread. */
+/**
+ * `verifyPool`: worker threads that read and hash ranges (PostgreSQL) or hash the batches read here
+ * (PGlite); without one, chains are verified on this thread.
+ */
 export function createAuditService(deps: { db: Database; verifyPool: VerifyPool | null }) {
   const { db, verifyPool } = deps;
+  const verifications = createVerifyCache<Verified>({ maxRuns: VERIFY_RUNS, maxRanges: 1000 });
+  const verifyDb = db.kind === 'pglite' ? takingTurns(db) : db;
 
   async function query(caller: Caller, params: AuditListQuery & { q?: string }) {
     const page = pageOf(params);
@@ -50,6 +85,70 @@ export function createAuditService(deps: { db: Database; verifyPool: VerifyPool 
       repo.listAuditRows(tx, filter, page.limit, page.offset, !params.skipCount),
     );
     return { rows, total, page };
+  }
+
+  /** The row versions of a chain with after < seq <= toSeq (null: unbounded), a span per query. */
+  async function rowVersions(scope: TenantScope, chainId: string, after: number | null, toSeq: number | null, lastSeq: number): Promise<string> {
+    const span = VERSION_SPAN[db.kind];
+    // Concrete bounds keep each count an index range scan; the first and last spans are open-ended.
+    const to = toSeq ?? Number.MAX_SAFE_INTEGER;
+    let from = after ?? Number.MIN_SAFE_INTEGER;
+    let rows = 0;
+    let xminSum = 0n;
+    for (;;) {
+      const upTo = Math.max(from, 0) + span >= Math.min(to, lastSeq) ? to : Math.max(from, 0) + span;
+      const counted = await withTenant(verifyDb, scope, (tx) => repo.chainRowVersions(tx, chainId, from, upTo));
+      rows += counted.rows;
+      xminSum += BigInt(counted.xminSum);
+      if (upTo === to) return `${rows}:${xminSum}`;
+      from = upTo;
+    }
+  }
+
+  /** Verifies start..end (toSeq null: to the chain's end) from `previous`, off the event loop. */
+  async function verifyChain(scope: TenantScope, chainId: string, start: number, end: number, previous: Link | null | 'stored', toSeq: number | null): Promise<Verified> {
+    const rowCount = end - start + 1;
+    const jobs: RangeJob[] = [];
+    if (verifyPool && db.connection && rowCount >= PARALLEL_MIN_ROWS) {
+      // Contiguous ranges; each range's first row is checked against the stored row before it,
+      // which the previous range verifies in turn.
+      const size = Math.ceil(rowCount / verifyPool.size);
+      for (let from = start; from <= end; from += size) {
+        jobs.push({ chainId, fromSeq: from, toSeq: Math.min(from + size - 1, end), previous: from === start ? previous : 'stored' });
+      }
+    } else {
+      jobs.push({ chainId, fromSeq: start, toSeq, previous });
+    }
+    const here = db.kind === 'pglite' ? { batch: PGLITE_BATCH } : {};
+    let results: RangeResult[];
+    if (!verifyPool || rowCount <= INLINE_MAX_ROWS) {
+      results = [await verifyRange(verifyDb, scope, jobs[0]!, here)];
+    } else if (db.connection) {
+      results = await Promise.all(jobs.map((job) => verifyPool.verify(scope, job)));
+    } else {
+      // PGlite: read here in small batches, each hashed in a worker while the next is read.
+      results = [await verifyRange(verifyDb, scope, jobs[0]!, { ...here, check: (orgId, link, rows) => verifyPool.check(orgId, link, rows) })];
+    }
+
+    let checked = 0;
+    let firstSeq: number | null = null;
+    let last: Link | null = null;
+    let brokenAt: VerifyResult['brokenAt'] = null;
+    for (const result of results) {
+      checked += result.checked;
+      firstSeq ??= result.firstSeq;
+      last = result.last ?? last;
+      if (result.brokenAt) {
+        brokenAt = result.brokenAt;
+        break;
+      }
+    }
+    const lastSeq = checked > 0 ? last!.seq : null;
+    // Rows cut from the end leave no broken link behind them: compare with the chain's head.
+    if (!brokenAt && end > (lastSeq ?? start - 1) && end >= start) {
+      brokenAt = { seq: (lastSeq ?? start - 1) + 1, id: null, reason: 'missing_rows' };
+    }
+    return { valid: brokenAt === null, checked, firstSeq, lastSeq, brokenAt };
   }
 
   return {
@@ -87,45 +186,21 @@ export function createAuditService(deps: { db: Database; verifyPool: VerifyPool 
         throw new AppError('VALIDATION_FAILED', 'fromSeq must not be greater than toSeq');
       }
 
-      const state = await withTenant(db, caller.tenant, (tx) => repo.chainState(tx, chainId));
-      const anchor = state.anchorSeq !== null && state.anchorChecksum !== null ? { seq: state.anchorSeq, checksum: state.anchorChecksum } : null;
-      const start = Math.max(params.fromSeq ?? 1, (anchor?.seq ?? 0) + 1);
-      const previous = start === 1 ? null : anchor?.seq === start - 1 ? anchor : 'stored';
-      const end = Math.min(params.toSeq ?? state.lastSeq, state.lastSeq);
-      const jobs: RangeJob[] = [];
-      if (verifyPool && end - start + 1 >= PARALLEL_MIN_ROWS) {
-        // Contiguous ranges; each range's first row is checked against the stored row before it,
-        // which the previous range verifies in turn.
-        const size = Math.ceil((end - start + 1) / verifyPool.size);
-        for (let from = start; from <= end; from += size) {
-          jobs.push({ chainId, fromSeq: from, toSeq: Math.min(from + size - 1, end), previous: from === start ? previous : 'stored' });
-        }
-      } else {
-        jobs.push({ chainId, fromSeq: start, toSeq: params.toSeq ?? null, previous });
-      }
-      const results = jobs.length > 1
-        ? await Promise.all(jobs.map((job) => verifyPool!.verify(caller.tenant, job)))
-        : [await verifyRange(db, caller.tenant, jobs[0]!)];
-
-      let checked = 0;
-      let firstSeq: number | null = null;
-      let last: Link | null = null;
-      let brokenAt: VerifyResult['brokenAt'] = null;
-      for (const result of results) {
-        checked += result.checked;
-        firstSeq ??= result.firstSeq;
-        last = result.last ?? last;
-        if (result.brokenAt) {
-          brokenAt = result.brokenAt;
-          break;
-        }
-      }
-      const lastSeq = checked > 0 ? last!.seq : null;
-      // Rows cut from the end leave no broken link behind them: compare with the chain's head.
-      if (!brokenAt && end > (lastSeq ?? start - 1) && end >= start) {
-        brokenAt = { seq: (lastSeq ?? start - 1) + 1, id: null, reason: 'missing_rows' };
-      }
-      return { valid: brokenAt === null, checked, firstSeq, lastSeq, anchor, pending: state.pending, brokenAt };
+      const { fromSeq, toSeq } = params;
+      // Everyone who may verify a chain reads the same rows of it, so runs and results are shared.
+      return verifications.answer(chainId, `${fromSeq ?? ''}:${toSeq ?? ''}`, async (remembered) => {
+        const state = await withTenant(verifyDb, caller.tenant, (tx) => repo.chainState(tx, chainId));
+        const anchor = state.anchorSeq !== null && state.anchorChecksum !== null ? { seq: state.anchorSeq, checksum: state.anchorChecksum } : null;
+        const start = Math.max(fromSeq ?? 1, (anchor?.seq ?? 0) + 1);
+        const previous = start === 1 ? null : anchor?.seq === start - 1 ? anchor : 'stored';
+        const end = Math.min(toSeq ?? state.lastSeq, state.lastSeq);
+        // The rows verification reads: from the stored row before the range, or, from the anchor or
+        // seq 1, every row below it too (there should be none).
+        const versions = await rowVersions(caller.tenant, chainId, previous === 'stored' ? start - 2 : null, toSeq ?? null, state.lastSeq);
+        const verified = await remembered(`${state.lastSeq}:${anchor?.seq ?? ''}:${anchor?.checksum ?? ''}|${versions}`, () =>
+          verifyChain(caller.tenant, chainId, start, end, previous, toSeq ?? null));
+        return { ...verified, anchor, pending: state.pending };
+      });
     },
   };
 }

@@ -1,5 +1,6 @@
 // The verification pool on its own: ranges queue behind busy workers, warm workers retire after
-// a quiet spell and come back on demand, and failures reach the caller as errors.
+// a quiet spell and come back on demand, and failures reach the caller as errors. Without a
+// database (PGlite) its workers hash the batches they are sent.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
@@ -7,6 +8,8 @@ import pg from 'pg';
 import { SYSTEM_SCOPE } from '../db/tenant-scope.js';
 import { testApp } from '../../test/support/app.js';
 import { createOrg, createPartner } from '../../test/support/factory.js';
+import type { ChainLinkRow } from './audit.repo.js';
+import { sealRows } from './hash-chain.js';
 import { createVerifyPool } from './verify-pool.js';
 
 const ROWS = 3000;
@@ -81,6 +84,36 @@ describe('the verification pool', { skip: !process.env.TEST_DATABASE_URL }, () =
       assert.equal(pool.liveWorkers(), 0);
     } finally {
       await close();
+    }
+  });
+});
+
+describe('the verification pool without a database', () => {
+  const orgId = '00000000-0000-4000-8000-000000000001';
+  const fields = (n: number) => ({
+    orgId, timestamp: '2026-01-02T03:04:05.678Z', actorType: 'system', actorId: null, actorEmail: null, action: 'site.update',
+    resourceType: 'site', resourceId: null, resourceName: `site-${n}`, details: { n }, ipAddress: null, userAgent: null, result: 'success', errorMessage: null,
+  });
+  const rows: ChainLinkRow[] = sealRows({ seq: 0, checksum: null }, Array.from({ length: 50 }, (_, i) => fields(i))).map((link, i) => {
+    const f = fields(i);
+    return [link.seq, f.timestamp, f.actorType, f.actorId, f.actorEmail, f.action, f.resourceType, f.resourceId, f.resourceName, f.details,
+      f.ipAddress, f.userAgent, f.result, f.errorMessage, link.prevChecksum, link.checksum];
+  });
+
+  it('hashes the batches it is sent, from any link, and reports the first break', async () => {
+    const pool = createVerifyPool({ connection: null, size: 2, idleMs: 1000 });
+    try {
+      const [whole, tail] = await Promise.all([pool.check(orgId, null, rows), pool.check(orgId, { seq: 20, checksum: rows[19]![15] }, rows.slice(20))]);
+      assert.deepEqual(whole, { checked: 50, firstSeq: 1, last: { seq: 50, checksum: rows[49]![15] }, broken: null });
+      assert.deepEqual([tail.checked, tail.firstSeq, tail.broken], [30, 21, null]);
+
+      const forged = rows.map((row) => [...row] as ChainLinkRow);
+      forged[30]![8] = 'forged';
+      const broken = await pool.check(orgId, null, forged);
+      assert.deepEqual(broken, { checked: 30, firstSeq: 1, last: { seq: 30, checksum: rows[29]![15] }, broken: { seq: 31, reason: 'checksum_mismatch' } });
+      await assert.rejects(pool.verify(SYSTEM_SCOPE, { chainId: orgId, fromSeq: 1, toSeq: null, previous: null }), /no database connection/);
+    } finally {
+      await pool.close();
     }
   });
 });

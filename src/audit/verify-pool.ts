@@ -1,11 +1,14 @@
-// Worker threads that verify ranges of long chains on their own database connections, so /verify
-// of a long chain uses several cores and keeps the hashing off the event loop. The threads stay
-// warm between calls (starting one costs about half a second under tsx) and exit after a quiet
-// spell, so an idle service holds no extra heap. At most `size` ranges run at once; more wait.
+// Worker threads that keep chain verification off the event loop. On PostgreSQL each verifies
+// ranges on its own database connections, so /verify of a long chain uses several cores; on PGlite
+// (no connection: the database lives on the main thread) each hashes batches of rows it is sent.
+// The threads stay warm between calls (starting one costs about half a second under tsx) and exit
+// after a quiet spell, so an idle service holds no extra heap. At most `size` tasks run at once;
+// more wait.
 import type { Worker } from 'node:worker_threads';
 import type { TenantScope } from '../db/tenant-scope.js';
+import type { ChainLinkRow } from './audit.repo.js';
 import { startWorker } from '../worker-thread.js';
-import type { RangeJob, RangeResult } from './chain-verifier.js';
+import type { BatchResult, Link, RangeJob, RangeResult } from './chain-verifier.js';
 
 // A worker holds two batches of rows at a time: a small heap keeps the service's memory flat
 // (the collector runs sooner instead of the heap growing to V8's default).
@@ -17,13 +20,15 @@ export interface VerifyConnection {
 }
 
 /** What a worker is sent, and what it answers. */
-export type VerifyRequest = { type: 'verify'; scope: TenantScope; job: RangeJob } | { type: 'close' };
-export type VerifyReply = { ok: true; result: RangeResult } | { ok: false; error: string };
+export type VerifyTask =
+  | { type: 'verify'; scope: TenantScope; job: RangeJob }
+  | { type: 'check'; orgId: string | null; previous: Link | null; rows: ChainLinkRow[] };
+export type VerifyRequest = VerifyTask | { type: 'close' };
+export type VerifyReply = { ok: true; result: RangeResult | BatchResult } | { ok: false; error: string };
 
 interface Task {
-  scope: TenantScope;
-  job: RangeJob;
-  resolve(result: RangeResult): void;
+  request: VerifyTask;
+  resolve(result: RangeResult | BatchResult): void;
   reject(err: Error): void;
 }
 
@@ -33,7 +38,8 @@ interface PooledWorker {
   idleTimer: NodeJS.Timeout | null;
 }
 
-export function createVerifyPool(options: { connection: VerifyConnection; size: number; idleMs: number }) {
+/** `connection`: null on PGlite, where workers only hash the batches they are sent. */
+export function createVerifyPool(options: { connection: VerifyConnection | null; size: number; idleMs: number }) {
   const workers = new Set<PooledWorker>();
   const queue: Task[] = [];
   let closed = false;
@@ -73,7 +79,7 @@ export function createVerifyPool(options: { connection: VerifyConnection; size: 
     pooled.idleTimer = null;
     pooled.task = task;
     pooled.worker.ref(); // held while it has work: the caller is waiting for it
-    pooled.worker.postMessage({ type: 'verify', scope: task.scope, job: task.job } satisfies VerifyRequest);
+    pooled.worker.postMessage(task.request satisfies VerifyRequest);
   }
 
   /** A worker just finished: give it the next range, or let it idle until it retires. */
@@ -101,18 +107,29 @@ export function createVerifyPool(options: { connection: VerifyConnection; size: 
     }
   }
 
+  function submit(request: VerifyTask): Promise<RangeResult | BatchResult> {
+    if (closed) return Promise.reject(new Error('the verification pool is closed'));
+    return new Promise((resolve, reject) => {
+      queue.push({ request, resolve, reject });
+      drain();
+    });
+  }
+
   return {
     size: options.size,
 
     /** Worker threads alive now, busy or warm. */
     liveWorkers: () => workers.size,
 
+    /** Verifies a range on the worker's own connections (PostgreSQL only). */
     verify(scope: TenantScope, job: RangeJob): Promise<RangeResult> {
-      if (closed) return Promise.reject(new Error('the verification pool is closed'));
-      return new Promise((resolve, reject) => {
-        queue.push({ scope, job, resolve, reject });
-        drain();
-      });
+      if (!options.connection) return Promise.reject(new Error('the verification pool has no database connection'));
+      return submit({ type: 'verify', scope, job }) as Promise<RangeResult>;
+    },
+
+    /** Hashes rows read elsewhere, in seq order after `previous`, up to the first broken link. */
+    check(orgId: string | null, previous: Link | null, rows: ChainLinkRow[]): Promise<BatchResult> {
+      return submit({ type: 'check', orgId, previous, rows }) as Promise<BatchResult>;
     },
 
     /** Stops every worker: idle ones close their connections; ranges still running or queued fail. */

@@ -1,24 +1,31 @@
-// A worker thread of the verification pool (verify-pool.ts): verifies one range of a chain at a
-// time on its own database connections, until it is told to close.
+// A worker thread of the verification pool (verify-pool.ts): one task at a time, until it is told
+// to close. It verifies a range of a chain on its own database connections (PostgreSQL), or hashes
+// a batch of rows the main thread read (PGlite, where it has no connection).
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { connectPostgres } from '../db/database.js';
-import { verifyRange } from './chain-verifier.js';
+import { checkBatch, verifyRange } from './chain-verifier.js';
 import type { VerifyConnection, VerifyReply, VerifyRequest } from './verify-pool.js';
 
-const { connection } = workerData as { connection: VerifyConnection };
+const { connection } = workerData as { connection: VerifyConnection | null };
+// Background work: when cores are short, the event loop goes first. On Linux a nice value is per
+// thread, so this lowers this thread alone; elsewhere it may lower the whole process: skip it there.
+if (process.platform === 'linux') setPriority(10);
 const port = parentPort!;
-const db = connectPostgres({ url: connection.url, appRole: connection.appRole, poolSize: 2 });
-db.catch(() => {}); // a failed connection is reported to each request that needs it
+const db = connection ? connectPostgres({ url: connection.url, appRole: connection.appRole, poolSize: 2 }) : null;
+db?.catch(() => {}); // a failed connection is reported to each request that needs it
 
 port.on('message', async (request: VerifyRequest) => {
   if (request.type === 'close') {
-    await (await db.catch(() => null))?.close();
+    await (await db?.catch(() => null))?.close();
     port.close();
     return;
   }
   let reply: VerifyReply;
   try {
-    reply = { ok: true, result: await verifyRange(await db, request.scope, request.job) };
+    reply = request.type === 'check'
+      ? { ok: true, result: checkBatch(request.orgId, request.previous, request.rows) }
+      : { ok: true, result: await verifyRange(await db!, request.scope, request.job) };
   } catch (err) {
     reply = { ok: false, error: (err as Error).message };
   }
