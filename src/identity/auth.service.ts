@@ -246,6 +246,11 @@ export function createAuthService(deps: AuthServiceDeps) {
     };
   }
 
+  async function unknownEmailFailureChained(tx: Transaction, client: string): Promise<boolean> {
+    await sessions.lockClient(tx, client);
+    return (await sessions.unknownEmailFailuresFrom(tx, client, new Date(now() - LOGIN_WINDOW_MS))) <= UNKNOWN_EMAIL_AUDITS_PER_ADDRESS;
+  }
+
   async function login(email: string, password: string, meta: RequestMeta): Promise<LoginResult> {
     const key = emailKey(email);
     const { attemptId, user } = await reserveAttempt(key, meta);
@@ -255,8 +260,8 @@ export function createAuthService(deps: AuthServiceDeps) {
         await sessions.markAttemptFailed(tx, attemptId);
         // An unknown e-mail is counted (its attempt row) and chained only for the address's first
         // few in the window: probes show in the platform chain, floods do not grow it.
-        const chained = user !== null
-          || (await sessions.unknownEmailFailuresFrom(tx, clientKeyOf(meta.ip), new Date(now() - LOGIN_WINDOW_MS))) <= UNKNOWN_EMAIL_AUDITS_PER_ADDRESS;
+        // Under the address's lock, so parallel failures count one another and the bound is exact.
+        const chained = user !== null || (await unknownEmailFailureChained(tx, clientKeyOf(meta.ip)));
         if (chained) {
           await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'failure', reason: 'invalid_credentials', error: 'Invalid email or password' }));
         }
