@@ -82,11 +82,9 @@ export const EventLogsAccepted = Type.Object({
 
 const levelList = DIAGNOSTIC_LEVELS.join('|');
 const QueryTimestamp = (description: string) => Type.Optional(AgentTimestamp(description));
-const SkipCount = Type.Optional(Type.Boolean({ description: 'true: total and totalPages are null (cheaper)' }));
 
 export const DiagnosticLogQuery = Type.Object({
   ...PaginationQuery,
-  skipCount: SkipCount,
   level: Type.Optional(Type.String({ pattern: `^\\s*(${levelList})\\s*(,\\s*(${levelList})\\s*)*$`, description: `comma-separated list of ${DIAGNOSTIC_LEVELS.join(', ')}` })),
   component: Type.Optional(Type.String({ maxLength: 100, description: 'exact component' })),
   since: QueryTimestamp('entries at or after this time'),
@@ -96,7 +94,6 @@ export const DiagnosticLogQuery = Type.Object({
 
 export const EventLogQuery = Type.Object({
   ...PaginationQuery,
-  skipCount: SkipCount,
   category: Type.Optional(Type.Enum(EVENT_CATEGORIES)),
   level: Type.Optional(Type.Enum(EVENT_LEVELS)),
   source: Type.Optional(Type.String({ maxLength: 255, description: 'exact source' })),

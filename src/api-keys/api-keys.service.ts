@@ -80,7 +80,7 @@ export function createApiKeysService(deps: {
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
       const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
-        keys.listKeys(tx, { orgIds, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset, true),
+        keys.listKeys(tx, { orgIds, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(view), page, total);
     },

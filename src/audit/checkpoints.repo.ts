@@ -96,7 +96,8 @@ export async function listCheckpoints(
   filter: CheckpointFilter,
   limit: number,
   offset: number,
-): Promise<{ rows: CheckpointRow[]; total: number }> {
+  withTotal = true,
+): Promise<{ rows: CheckpointRow[]; total: number | null }> {
   const { sql, params } = whereClause(filter);
   const { rows } = await tx.query<CheckpointRow>(
     `select k.id, k.org_id, k.seq, k.checksum,
@@ -107,6 +108,7 @@ export async function listCheckpoints(
       limit $${params.length + 1} offset $${params.length + 2}`,
     [...params, limit, offset],
   );
+  if (!withTotal) return { rows, total: null };
   const count = await tx.query<{ total: number }>(`select count(*)::int as total from audit_checkpoints k ${sql}`, params);
   return { rows, total: count.rows[0]!.total };
 }

@@ -174,7 +174,7 @@ export function createAuditCheckpoints(deps: {
       const page = pageOf(query);
       const chains = chainsFor(caller, query.orgId);
       if (!chains) return paginated([], page, 0);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => repo.listCheckpoints(tx, chains, page.limit, page.offset));
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => repo.listCheckpoints(tx, chains, page.limit, page.offset, page.withTotal));
       return paginated(
         rows.map((r) => ({ orgId: r.org_id, seq: r.seq, checksum: r.checksum, timestamp: r.ts, keyId: r.key_id, signature: r.signature })),
         page,

@@ -17,7 +17,6 @@ export const AuditListQuery = Type.Object({
   resource: Type.Optional(Type.String({ maxLength: 255, description: 'Case-insensitive substring of the resource type or name' })),
   from: Type.Optional(Type.String({ format: 'date-time' })),
   to: Type.Optional(Type.String({ format: 'date-time' })),
-  skipCount: Type.Optional(Type.Boolean()),
   orgId: Type.Optional(OrgIdFilter),
 });
 export type AuditListQuery = Static<typeof AuditListQuery>;

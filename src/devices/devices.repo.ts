@@ -103,7 +103,8 @@ export async function listDevices(
   filter: { orgIds: readonly string[] | null; siteId?: string; status?: 'online' | 'offline'; now: Date },
   limit: number,
   offset: number,
-): Promise<{ rows: DeviceRow[]; total: number }> {
+  withTotal = true,
+): Promise<{ rows: DeviceRow[]; total: number | null }> {
   const params: unknown[] = [filter.now];
   const where = ['d.decommissioned_at is null'];
   if (filter.orgIds) {
@@ -124,6 +125,7 @@ export async function listDevices(
     `select ${columns('$1')} ${from} order by d.created_at desc, d.id desc limit $${params.length + 1} offset $${params.length + 2}`,
     [...params, limit, offset],
   );
+  if (!withTotal) return { rows, total: null };
   const count = await tx.query<{ total: number }>(`select count(*)::int as total ${from}`, params);
   return { rows, total: count.rows[0]!.total };
 }

@@ -110,7 +110,7 @@ export function createDevicesService(deps: {
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
       const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
-        devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset),
+        devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(deviceView), page, total);
     },

@@ -43,7 +43,8 @@ export async function listKeys(
   filter: { orgIds: readonly string[] | null; expired?: boolean; now: Date },
   limit: number,
   offset: number,
-): Promise<{ rows: EnrollmentKeyRow[]; total: number }> {
+  withTotal = true,
+): Promise<{ rows: EnrollmentKeyRow[]; total: number | null }> {
   const params: unknown[] = [];
   const where: string[] = [];
   if (filter.orgIds) {
@@ -59,6 +60,7 @@ export async function listKeys(
     `select ${COLUMNS} ${from} order by k.created_at desc, k.id desc limit $${params.length + 1} offset $${params.length + 2}`,
     [...params, limit, offset],
   );
+  if (!withTotal) return { rows, total: null };
   const count = await tx.query<{ total: number }>(`select count(*)::int as total ${from}`, params);
   return { rows, total: count.rows[0]!.total };
 }

@@ -101,7 +101,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
       const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
-        keys.listKeys(tx, { orgIds, expired: query.expired, now: new Date(deps.now()) }, page.limit, page.offset),
+        keys.listKeys(tx, { orgIds, expired: query.expired, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(view), page, total);
     },

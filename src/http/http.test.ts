@@ -151,16 +151,18 @@ describe('client IP', () => {
 
 describe('pagination', () => {
   it('clamps page and limit as SPEC does', () => {
-    assert.deepEqual(pageOf({}), { page: 1, limit: 50, offset: 0 });
-    assert.deepEqual(pageOf({ page: -3, limit: 0 }), { page: 1, limit: 1, offset: 0 });
-    assert.deepEqual(pageOf({ page: 3, limit: 500 }), { page: 3, limit: 100, offset: 200 });
-    assert.deepEqual(pageOf({ limit: 5000 }, 1000), { page: 1, limit: 1000, offset: 0 });
+    assert.deepEqual(pageOf({}), { page: 1, limit: 50, offset: 0, withTotal: true });
+    assert.deepEqual(pageOf({ page: -3, limit: 0 }), { page: 1, limit: 1, offset: 0, withTotal: true });
+    assert.deepEqual(pageOf({ page: 3, limit: 500 }), { page: 3, limit: 100, offset: 200, withTotal: true });
+    assert.deepEqual(pageOf({ limit: 5000 }, 1000), { page: 1, limit: 1000, offset: 0, withTotal: true });
     assert.ok(Number.isSafeInteger(pageOf({ page: 1e20, limit: 100 }).offset));
   });
 
   it('builds the list envelope with totals or nulls', () => {
     assert.deepEqual(paginated([1, 2], pageOf({ limit: 2 }), 5).pagination, { page: 1, limit: 2, total: 5, totalPages: 3 });
     assert.deepEqual(paginated([], pageOf({}), null).pagination, { page: 1, limit: 50, total: null, totalPages: null });
+    // skipCount=true: no totals, whatever the caller counted.
+    assert.deepEqual(paginated([1], pageOf({ skipCount: true }), 7).pagination, { page: 1, limit: 50, total: null, totalPages: null });
   });
 });
 

@@ -12,6 +12,7 @@ export const ClampedInteger = (description: string) =>
 export const PaginationQuery = {
   page: Type.Optional(ClampedInteger('Page number, from 1; smaller values count as 1')),
   limit: Type.Optional(ClampedInteger('Page size; clamped into 1..the list maximum')),
+  skipCount: Type.Optional(Type.Boolean({ description: 'true: the total is not counted; total and totalPages are null (cheaper)' })),
 };
 
 export const PaginationSchema = Type.Object({
@@ -28,14 +29,16 @@ export interface Page {
   page: number;
   limit: number;
   offset: number;
+  /** false with skipCount=true (API.md §4): the list's total is neither counted nor sent. */
+  withTotal: boolean;
 }
 
 const MAX_PAGE = 1_000_000_000; // keeps OFFSET inside bigint whatever the client sends
 
-export function pageOf(query: { page?: number; limit?: number }, maxLimit = 100, defaultLimit = 50): Page {
+export function pageOf(query: { page?: number; limit?: number; skipCount?: boolean }, maxLimit = 100, defaultLimit = 50): Page {
   const page = Math.min(Math.max(query.page ?? 1, 1), MAX_PAGE);
   const limit = Math.min(Math.max(query.limit ?? defaultLimit, 1), maxLimit);
-  return { page, limit, offset: (page - 1) * limit };
+  return { page, limit, offset: (page - 1) * limit, withTotal: query.skipCount !== true };
 }
 
 export interface PaginatedResult<T> {
@@ -43,7 +46,9 @@ export interface PaginatedResult<T> {
   pagination: { page: number; limit: number; total: number | null; totalPages: number | null };
 }
 
+/** The list envelope; with skipCount=true the totals are null whatever `total` says. */
 export function paginated<T>(data: T[], page: Page, total: number | null): PaginatedResult<T> {
+  if (!page.withTotal) total = null;
   return {
     data,
     pagination: {

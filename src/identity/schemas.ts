@@ -110,7 +110,6 @@ export const ListUsersQuery = Type.Object({
   partnerId: Type.Optional(Uuid),
   orgId: Type.Optional(Uuid),
   scope: Type.Optional(Scope),
-  skipCount: Type.Optional(Type.Boolean()),
 });
 
 export const RegisterBody = Type.Object(

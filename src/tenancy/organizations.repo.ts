@@ -47,8 +47,8 @@ const ORGANIZATION_COLUMNS: ColumnMap<OrganizationField> = { columns: ORGANIZATI
 export async function listOrganizations(
   tx: Queryable,
   filter: { partnerId?: string; ids?: readonly string[] | null; partnerOrder: boolean },
-  page: { limit: number; offset: number } | null,
-): Promise<{ rows: OrganizationRow[]; total: number }> {
+  page: { limit: number; offset: number; withTotal?: boolean } | null,
+): Promise<{ rows: OrganizationRow[]; total: number | null }> {
   const where = ['o.deleted_at is null'];
   const params: unknown[] = [];
   if (filter.partnerId) where.push(`o.partner_id = $${params.push(filter.partnerId)}`);
@@ -65,6 +65,7 @@ export async function listOrganizations(
       order by ${filter.partnerOrder ? `ord.position nulls last, case when p.settings ? 'organizationOrder' then o.created_at end, ` : ''}o.name, o.id${paging}`,
     page ? [...params, page.limit, page.offset] : params,
   );
+  if (page?.withTotal === false) return { rows, total: null };
   const count = await tx.query<{ total: number }>(`select count(*)::int as total from organizations o where ${clause}`, params);
   return { rows, total: count.rows[0]!.total };
 }

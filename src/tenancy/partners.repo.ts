@@ -64,11 +64,12 @@ export async function findPartner(tx: Queryable, id: string): Promise<PartnerRow
   return rows[0] ?? null;
 }
 
-export async function listPartners(tx: Queryable, limit: number, offset: number): Promise<{ rows: PartnerRow[]; total: number }> {
+export async function listPartners(tx: Queryable, limit: number, offset: number, withTotal = true): Promise<{ rows: PartnerRow[]; total: number | null }> {
   const { rows } = await tx.query<PartnerRow>(
     `select ${COLUMNS} from partners where deleted_at is null order by created_at desc, id desc limit $1 offset $2`,
     [limit, offset],
   );
+  if (!withTotal) return { rows, total: null };
   const count = await tx.query<{ total: number }>(`select count(*)::int as total from partners where deleted_at is null`);
   return { rows, total: count.rows[0]!.total };
 }

@@ -110,7 +110,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
   return {
     async list(caller: Caller, query: { page?: number; limit?: number }): Promise<PaginatedResult<PartnerView>> {
       const page = pageOf(query);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => partners.listPartners(tx, page.limit, page.offset));
+      const { rows, total } = await withTenant(db, caller.tenant, (tx) => partners.listPartners(tx, page.limit, page.offset, page.withTotal));
       return paginated(rows.map(partnerView), page, total);
     },
 

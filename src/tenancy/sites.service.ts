@@ -61,12 +61,15 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
       const orgId = query.orgId ?? query.organizationId;
       const orgIds = orgId ? (caller.canAccessOrg(orgId) ? [orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
-      const cached = listCache.get(orgIds, page.page, page.limit);
-      if (cached) return cached;
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, orgIds, page.limit, page.offset));
-      const result = paginated(rows.map(siteView), page, total);
-      listCache.set(orgIds, page.page, page.limit, result);
-      return result;
+      // The cache keeps counted pages (totals come from per-organization counts, cheap); skipCount
+      // only drops them from the answer.
+      let result = listCache.get(orgIds, page.page, page.limit);
+      if (!result) {
+        const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, orgIds, page.limit, page.offset));
+        result = paginated(rows.map(siteView), { ...page, withTotal: true }, total);
+        listCache.set(orgIds, page.page, page.limit, result);
+      }
+      return page.withTotal ? result : paginated(result.data, page, null);
     },
 
     async create(caller: Caller, body: Static<typeof CreateSiteBody>, meta: RequestMeta): Promise<SiteView> {
