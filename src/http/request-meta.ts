@@ -45,16 +45,22 @@ export function requestMeta(request: FastifyRequest, trustProxyHeaders: boolean)
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The client's IP and user agent, set before any route runs. */
-    meta: RequestMeta;
+    /** The client's IP and user agent, worked out on first use and kept for the request. */
+    readonly meta: RequestMeta;
   }
 }
 
+const META = Symbol('requestMeta');
+
 export function installRequestMeta(app: FastifyInstance, trustProxyHeaders: boolean): void {
-  app.decorateRequest('meta', null as unknown as RequestMeta);
-  // A callback hook: no promise per request on the hot path.
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.meta = requestMeta(request, trustProxyHeaders);
-    done();
+  // A getter, not a hook: most requests (reads, API-key lookups) never record an audit entry, so
+  // they never pay for parsing the address.
+  // Declared up front so every request object keeps one shape.
+  app.decorateRequest(META as unknown as string, null);
+  app.decorateRequest('meta', {
+    getter(this: FastifyRequest) {
+      const request = this as FastifyRequest & { [META]: RequestMeta | null };
+      return (request[META] ??= requestMeta(this, trustProxyHeaders));
+    },
   });
 }
