@@ -1,5 +1,5 @@
 // Hostile input, swept from the served OpenAPI document: every operation gets generated hostile
-// values (hostile-requests.ts) in its path, query and JSON body, sent with credentials that reach
+// values (test/support/hostile-requests.ts) in its path, query and JSON body, sent with credentials that reach
 // its handler (an MFA-verified system admin, an API key holding `*`, an agent token), on PGlite and
 // on PostgreSQL. Every answer must be below 500, and every 4xx a problem+json with a code
 // (API.md §2). The runs are seeded, so a failure replays; FUZZ_RUNS and FUZZ_SEED widen or move them
@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
 import { createApiKey, createDevice, createEnrollmentKey, createOrg, createPartner, createSite, createUser } from '../../test/support/factory.js';
 import { as, assertProblem, bearer, loginWithMfa } from '../../test/support/clients.js';
-import { FuzzRequest, judge, operationsOf, RequestBuilder, seedFor, type Credential, type OpenApi, type OperationModel } from './hostile-requests.js';
+import { FuzzRequest, judge, operationsOf, RequestBuilder, seedFor, type Credential, type OpenApi, type OperationModel } from '../../test/support/hostile-requests.js';
 import { MAX_JSON_DEPTH } from './validation.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
