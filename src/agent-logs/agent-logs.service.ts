@@ -41,41 +41,22 @@ function canonicalTime(value: string, path: string): string {
   return new Date(ms).toISOString();
 }
 
-/** PostgreSQL text cannot hold NUL; agents ship whatever a log line contained, so keep the rest. */
-function storableText(value: string): string {
-  return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
-}
-
-function storableJsonString(value: string): string {
-  return storableText(value.isWellFormed() ? value : value.toWellFormed());
-}
-
 /**
- * Cleans a parsed JSON value in place (NUL and lone surrogates, which jsonb refuses) and refuses
- * nesting deeper than the cap, before anything recursive (JSON.stringify) touches it.
+ * Refuses nesting deeper than the cap before anything recursive (JSON.stringify) touches it. The
+ * text needs no cleaning here: the agent routes' body parser has already made every string and key
+ * storable (NUL and lone surrogates to U+FFFD, http/validation.ts).
  */
-function cleanJson(value: unknown, depth: number, path: string): unknown {
-  if (typeof value === 'string') return storableJsonString(value);
-  if (value === null || typeof value !== 'object') return value;
+function assertDepth(value: unknown, depth: number, path: string): void {
+  if (value === null || typeof value !== 'object') return;
   if (depth > LIMITS.jsonDepth) throw invalid(path, `must be nested at most ${LIMITS.jsonDepth} levels deep`);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = cleanJson(value[i], depth + 1, path);
-    return value;
-  }
-  const object = value as Record<string, unknown>;
-  for (const key of Object.keys(object)) {
-    const cleanKey = storableJsonString(key);
-    const cleaned = cleanJson(object[key], depth + 1, path);
-    if (cleanKey !== key) delete object[key];
-    object[cleanKey] = cleaned;
-  }
-  return object;
+  for (const child of Object.values(value)) assertDepth(child, depth + 1, path);
 }
 
 /** JSON text for a jsonb column, or null when absent. */
 function jsonText(value: object | null | undefined, path: string): string | null {
   if (value === null || value === undefined) return null;
-  const text = JSON.stringify(cleanJson(value, 1, path));
+  assertDepth(value, 1, path);
+  const text = JSON.stringify(value);
   if (text.length > LIMITS.jsonLength) throw invalid(path, `must be at most ${LIMITS.jsonLength} characters as JSON`);
   return text;
 }
@@ -93,10 +74,10 @@ function diagnosticBatches(logs: readonly DiagnosticLogEntry[]): repo.Diagnostic
     for (const [entry, i] of part) {
       batch.timestamp.push(canonicalTime(entry.timestamp, `body.logs.${i}.timestamp`));
       batch.level.push(entry.level);
-      batch.component.push(storableText(entry.component));
-      batch.message.push(storableText(entry.message));
+      batch.component.push(entry.component);
+      batch.message.push(entry.message);
       batch.fields.push(jsonText(entry.fields, `body.logs.${i}.fields`));
-      batch.agentVersion.push(entry.agentVersion == null ? null : storableText(entry.agentVersion));
+      batch.agentVersion.push(entry.agentVersion ?? null);
     }
     return batch;
   });
@@ -122,10 +103,10 @@ function eventBatches(events: readonly EventLogEntry[]): repo.EventLogBatch[] {
     timestamp: canonicalTime(e.timestamp, `body.events.${i}.timestamp`),
     level: e.level,
     category: e.category,
-    source: storableText(e.source),
+    source: e.source,
     // An empty eventId identifies nothing: stored as none, so it is never a duplicate.
-    eventId: e.eventId ? storableText(e.eventId) : null,
-    message: storableText(e.message),
+    eventId: e.eventId || null,
+    message: e.message,
     details: jsonText(e.details, `body.events.${i}.details`),
   }));
   prepared.sort((a, b) =>
