@@ -36,8 +36,9 @@ type Verified = Omit<VerifyResult, 'anchor' | 'pending'>;
  */
 function takingTurns(db: Database): Database {
   let previous: Promise<unknown> = Promise.resolve();
-  const transaction = <T>(fn: (tx: Transaction) => Promise<T>): Promise<T> => {
-    const mine = previous.then(() => nextTurn()).then(() => db.transaction(fn));
+  // Every argument passed on: withTenant's scope travels with BEGIN.
+  const transaction: Database['transaction'] = (...args) => {
+    const mine = previous.then(() => nextTurn()).then(() => db.transaction(...args));
     previous = mine.catch(() => {});
     return mine;
   };

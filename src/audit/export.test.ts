@@ -360,7 +360,7 @@ describe('audit export across pages', () => {
     const big = await createOrg(t.db, org.partnerId);
     await insertRows(t, big.id, 10_000, new Date());
     let transactions = 0;
-    const counting: Database = { ...t.db, transaction: (fn) => (transactions++, t.db.transaction(fn)) };
+    const counting: Database = { ...t.db, transaction: (...args) => (transactions++, t.db.transaction(...args)) };
     const service = createAuditExportService({ db: counting, recordAudit: createAuditRecorder({ now: Date.now, onRecorded: () => {} }), now: Date.now });
     const caller = {
       kind: 'user', id: randomUUID(), userId: null, email: 'reader@example.test', name: null, scope: 'system', partnerId: null, orgId: null,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type Database } from './database.js';
+import { openDatabase, type Database, type Queryable } from './database.js';
 import { SYSTEM_SCOPE, withTenant, type TenantScope } from './tenant-scope.js';
 import { backends, openTestDatabase } from '../../test/support/app.js';
 import { createOrg, createPartner, createSite, createUser } from '../../test/support/factory.js';
@@ -143,5 +143,50 @@ describe('start-up safety', { skip: !process.env.TEST_DATABASE_URL }, () => {
       openDatabase({ url: 'postgres://postgres@127.0.0.1:1/nowhere', pgliteDir: 'memory://', poolSize: 1 }),
       /cannot connect to DATABASE_URL/,
     );
+  });
+});
+
+describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_DATABASE_URL }, () => {
+  let db: Database;
+  before(async () => {
+    db = await openDatabase({ url: process.env.TEST_DATABASE_URL!, pgliteDir: 'memory://', poolSize: 1 });
+  });
+  after(() => db.close());
+
+  const prepared = (tx: Queryable) =>
+    tx.query(`select statement from pg_prepared_statements where from_sql = false`);
+
+  it('prepares every statement once per connection, unless told not to', async () => {
+    const marker = `p${randomBytes(4).toString('hex')}`;
+    const statements = await withTenant(db, SYSTEM_SCOPE, async (tx) => {
+      for (let i = 0; i < 3; i++) await tx.query(`select $1::text as ${marker}`, ['x']);
+      await tx.query(`select $1::text as ${marker}_unnamed`, ['x'], { prepare: false });
+      return ((await prepared(tx)).rows as { statement: string }[]).map((r) => r.statement);
+    });
+    assert.equal(statements.filter((s) => s.includes(`as ${marker}`) && !s.includes('_unnamed')).length, 1);
+    assert.equal(statements.filter((s) => s.includes(`${marker}_unnamed`)).length, 0);
+  });
+
+  it('keeps the number of statements a connection prepares bounded', async () => {
+    const count = await withTenant(db, SYSTEM_SCOPE, async (tx) => {
+      for (let i = 0; i < 300; i++) await tx.query(`select ${i} as distinct_text`);
+      const { rows } = await tx.query<{ n: number }>(`select count(*)::int as n from pg_prepared_statements where from_sql = false`);
+      return rows[0]!.n;
+    });
+    assert.ok(count <= 256, `${count} statements prepared on one connection`);
+  });
+
+  it('sets the tenant scope in the round trip of BEGIN, refusing values that are not uuids', async () => {
+    const partnerId = '11111111-1111-4111-8111-111111111111';
+    const scope: TenantScope = { scope: 'organization', partnerId, orgIds: ['22222222-2222-4222-8222-222222222222'] };
+    const settings = await withTenant(db, scope, async (tx) => {
+      const { rows } = await tx.query<{ scope: string; org_ids: string; partner: string }>(
+        `select current_setting('app.scope') as scope, current_setting('app.org_ids') as org_ids, current_setting('app.partner_id') as partner`,
+      );
+      return rows[0]!;
+    });
+    assert.deepEqual(settings, { scope: 'organization', org_ids: '{22222222-2222-4222-8222-222222222222}', partner: partnerId });
+    const hostile: TenantScope = { scope: 'organization', partnerId, orgIds: [`x', true); select pg_sleep(1); --`] };
+    await assert.rejects(withTenant(db, hostile, async () => 1), /refusing a tenant scope/);
   });
 });

@@ -3,6 +3,7 @@
 // owner of the schema. On PostgreSQL it logs in as that role (and the audit log's two privileged
 // roles log in on their own connections), so no request can switch to anyone stronger; PGlite is
 // one superuser connection that switches roles (DESIGN.md §3).
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import pg from 'pg';
@@ -26,11 +27,14 @@ export interface QueryResult<R> {
 
 export interface QueryOptions {
   /**
-   * Names the statement: PostgreSQL parses and plans it once per connection and reuses the plan.
-   * Only for hot statements whose best plan does not depend on the values (planning a statement
-   * with a 200-id array costs more than running it). Ignored by PGlite.
+   * Statements are prepared by default (PostgreSQL): named after a hash of their text, parsed
+   * once per connection, planned once its plan turns out not to depend on the values. Parse and
+   * plan were about half of PostgreSQL's CPU on the hot routes when every statement was unnamed.
+   * `false` keeps a statement unnamed, for one whose best plan does depend on the values (a
+   * free-text or time-range search over a log table, where a generic plan could pick the wrong
+   * index for one tenant's data). Ignored by PGlite.
    */
-  prepare?: string;
+  prepare?: false | string;
   /**
    * 'array': each row is an array of its column values in select order. For reads of many rows,
    * where building an object per row is a measurable share of the cost (chain verification).
@@ -45,6 +49,14 @@ export interface Queryable {
 /** A transaction: queries, plus work to run once it has committed (never if it rolls back). */
 export interface Transaction extends Queryable {
   afterCommit(fn: () => void): void;
+}
+
+export interface TransactionOptions {
+  /**
+   * SQL sent in the same round trip as BEGIN (the tenant scope's settings): literal SQL only,
+   * no parameters, so whoever builds it must have checked every value it contains.
+   */
+  setup?: string;
 }
 
 function runAfterCommit(callbacks: (() => void)[]): void {
@@ -64,7 +76,7 @@ export interface Database {
   /** How another thread can open its own connection to the same database (null for PGlite). */
   readonly connection: { url: string; appRole: string } | null;
   /** Runs fn in one transaction on one connection; commits when fn resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * A transaction on the audit role's own login (PostgreSQL), or on PGlite's one connection, where
    * the caller switches to the role itself (audit/privilege.ts).
@@ -201,8 +213,31 @@ function loginPool(url: string, max: number, log?: (message: string) => void): p
   return pool;
 }
 
+/**
+ * Per connection, the statements it has prepared. Bounded: a statement whose text embeds values
+ * (none should) would otherwise prepare a new statement per call for the connection's life.
+ */
+const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
+const MAX_PREPARED_PER_CONNECTION = 256;
+// Statement text to name, so a hot statement is hashed once per process, not once per call.
+const namesByText = new Map<string, string>();
+
+function statementName(client: pg.PoolClient, text: string): string | undefined {
+  let name = namesByText.get(text);
+  if (!name) {
+    name = `s_${createHash('sha1').update(text).digest('base64url')}`;
+    if (namesByText.size < 4096) namesByText.set(text, name);
+  }
+  let prepared = preparedOn.get(client);
+  if (!prepared) preparedOn.set(client, (prepared = new Set()));
+  if (prepared.has(name)) return name;
+  if (prepared.size >= MAX_PREPARED_PER_CONNECTION) return undefined;
+  prepared.add(name);
+  return name;
+}
+
 /** One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws. */
-async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -212,18 +247,15 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
   const committed: (() => void)[] = [];
   const tx: Transaction = {
     async query(text, params, options) {
-      const values = params as unknown[];
-      const result = options?.rowMode
-        ? await client.query({ name: options.prepare, text, values, rowMode: options.rowMode })
-        : options?.prepare
-          ? await client.query({ name: options.prepare, text, values })
-          : await client.query(text, values);
+      const name = options?.prepare === false ? undefined : statementName(client, text); // TODO(issue 19): drop the string form
+      const result = await client.query({ name, text, values: params as unknown[], ...(options?.rowMode ? { rowMode: options.rowMode } : {}) });
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     },
     afterCommit: (cb) => committed.push(cb),
   };
   try {
-    await client.query('BEGIN');
+    // One round trip: BEGIN and the setup travel as one simple-protocol message.
+    await client.query(options?.setup ? `BEGIN; ${options.setup}` : 'BEGIN');
     const result = await fn(tx);
     await client.query('COMMIT');
     client.release();
@@ -283,7 +315,7 @@ export async function connectPostgres(options: {
     kind: 'postgres',
     appRole,
     connection: { url: options.url, appRole },
-    transaction: (fn) => poolTransaction(pool, fn),
+    transaction: (fn, txOptions) => poolTransaction(pool, fn, txOptions),
     privilegedTransaction(role, fn) {
       const own = auditPools.get(role);
       if (!own) return Promise.reject(new Error(`no database login for ${role} on this connection`));
@@ -330,18 +362,19 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     connection: null,
     // One superuser connection: the privileged roles are reached by SET ROLE, like the app role.
     privilegedTransaction: (_role, fn) => database.transaction(fn),
-    async transaction(fn) {
+    async transaction(fn, txOptions) {
       if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'The database is closed');
       const committed: (() => void)[] = [];
-      const result = await db.transaction(async (ptx) =>
-        fn({
+      const result = await db.transaction(async (ptx) => {
+        if (txOptions?.setup) await ptx.exec(txOptions.setup);
+        return fn({
           async query(text, params, options) {
             const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);
             return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
           },
           afterCommit: (cb) => committed.push(cb),
-        }),
-      );
+        });
+      });
       runAfterCommit(committed);
       return result;
     },

@@ -17,24 +17,46 @@ export type TenantScope =
 /** For work the service does on its own behalf (authentication, bootstrap, workers). */
 export const SYSTEM_SCOPE: TenantScope = Object.freeze({ scope: 'system' });
 
-export function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(async (tx) => {
-    await applyTenantScope(tx, db.appRole, scope);
-    return fn(tx);
-  });
+export async function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(fn, { setup: scopeSetup(db.appRole, scope) });
 }
 
-/**
- * Sets role and scope transaction-locally, in one statement. On PostgreSQL the login already is
- * the role (switching to oneself is all it can do); PGlite's one superuser connection needs it.
- */
-export async function applyTenantScope(tx: Queryable, role: string, scope: TenantScope): Promise<void> {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ROLE = /^[a-z_][a-z0-9_]*$/;
+const SCOPES = new Set(['system', 'partner', 'organization']);
+
+function settings(role: string, scope: TenantScope): [string, string, string, string, string] {
   const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
   const partnerId = scope.scope === 'system' ? '' : scope.partnerId;
   const allOrgs = scope.scope === 'partner' && scope.allOrgs;
+  return [role, scope.scope, `{${orgIds.join(',')}}`, partnerId, allOrgs ? 'true' : 'false'];
+}
+
+/**
+ * The scope as literal SQL, sent with BEGIN in one round trip (Database.transaction's `setup`).
+ * Literal, so every value is checked to be what it claims (a role name, uuids) before it is
+ * written into the statement; anything else throws rather than reach the database.
+ */
+export function scopeSetup(role: string, scope: TenantScope): string {
+  const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
+  const partnerId = scope.scope === 'system' ? '' : scope.partnerId;
+  if (!ROLE.test(role) || !SCOPES.has(scope.scope) || (partnerId !== '' && !UUID.test(partnerId)) || !orgIds.every((id) => UUID.test(id))) {
+    throw new Error('refusing a tenant scope that is not made of role names and uuids');
+  }
+  const [r, s, o, p, a] = settings(role, scope);
+  return `select set_config('role', '${r}', true), set_config('app.scope', '${s}', true), set_config('app.org_ids', '${o}', true), ` +
+    `set_config('app.partner_id', '${p}', true), set_config('app.partner_all', '${a}', true)`;
+}
+
+/**
+ * Sets role and scope transaction-locally, in one statement, inside a transaction already open (a
+ * scope that changes mid-transaction). On PostgreSQL the login already is the role (switching to
+ * oneself is all it can do); PGlite's one superuser connection needs it.
+ */
+export async function applyTenantScope(tx: Queryable, role: string, scope: TenantScope): Promise<void> {
   await tx.query(
     `select set_config('role', $1, true), set_config('app.scope', $2, true), set_config('app.org_ids', $3, true),
             set_config('app.partner_id', $4, true), set_config('app.partner_all', $5, true)`,
-    [role, scope.scope, `{${orgIds.join(',')}}`, partnerId, allOrgs ? 'true' : 'false'],
+    settings(role, scope),
   );
 }

@@ -81,23 +81,24 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks on every request: an async hook costs a promise and its microtasks per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
-      throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance');
+      return done(new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance'));
     }
     // Before authentication, which already looks path values up (an agent's id).
-    const refused = checkUrlValues(request.params, 'path') ?? checkUrlValues(request.query, 'query');
-    if (refused) throw refused;
+    done(checkUrlValues(request.params, 'path') ?? checkUrlValues(request.query, 'query') ?? undefined);
   });
   installRequestMeta(app, options.trustProxyHeaders);
   // API.md §4: an empty query parameter (limit=) counts as absent.
-  app.addHook('preValidation', async (request: FastifyRequest) => {
+  app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     const query = request.query as Record<string, unknown> | undefined;
     if (query && typeof query === 'object') {
-      for (const [key, value] of Object.entries(query)) if (value === '') delete query[key];
+      for (const key in query) if (query[key] === '') delete query[key];
     }
+    done();
   });
   // Bodiless POSTs (rotate, MFA setup) are often sent with a JSON content type: treat empty as no body.
   // JSON everywhere (API.md): other bodies are 415, not parsed as text.

@@ -1,0 +1,41 @@
+// A list page and its total in one statement, so a counted list costs one round trip, not two
+// (API.md §4; skipCount drops the count altogether).
+import type { Queryable, QueryOptions } from './database.js';
+
+export interface PageQuery {
+  /** The page: a select with its order, limit and offset. */
+  rows: string;
+  /** `select count(*) …` over the same filter, or null (skipCount): no total. */
+  count: string | null;
+  /** Shared by both statements. */
+  params: unknown[];
+  options?: QueryOptions;
+}
+
+/**
+ * Runs the count and the page as one statement: the count's one row, joined laterally to the
+ * page's rows, so an empty page still brings its total back. The two helper columns are removed
+ * from the rows returned.
+ */
+export async function queryPage<R extends object>(tx: Queryable, query: PageQuery): Promise<{ rows: R[]; total: number | null }> {
+  if (query.count === null) {
+    const { rows } = await tx.query<R>(query.rows, query.params, query.options);
+    return { rows, total: null };
+  }
+  // page_pos keeps the page's own order through the join.
+  const { rows } = await tx.query<R & { page_total: number; page_pos: number | null }>(
+    `select c.page_total, p.* from (${query.count}) c(page_total)
+       left join lateral (select row_number() over () as page_pos, q.* from (${query.rows}) q) p on true
+      order by p.page_pos`,
+    query.params,
+    query.options,
+  );
+  const total = Number(rows[0]?.page_total ?? 0);
+  const page: R[] = [];
+  for (const row of rows) {
+    if (row.page_pos === null) continue;
+    const { page_total: _total, page_pos: _pos, ...rest } = row;
+    page.push(rest as unknown as R);
+  }
+  return { rows: page, total };
+}
