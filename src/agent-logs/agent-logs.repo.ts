@@ -1,6 +1,7 @@
 // SQL for diagnostic logs and device event logs. Inserts take one batch as column arrays and
 // unnest them: one statement and one round trip per batch, no per-row parameters (DESIGN.md §6).
 import type { Queryable } from '../db/database.js';
+import { queryPage } from '../db/pages.js';
 
 export interface DiagnosticLogRow {
   id: string;
@@ -111,15 +112,14 @@ export interface EventLogFilter {
   until?: string;
 }
 
-async function listPage<R>(tx: Queryable, table: string, columns: string, c: Conditions, limit: number, offset: number, withTotal: boolean) {
-  const where = c.where;
-  const { rows } = await tx.query<R>(
-    `select ${columns} from ${table} where ${where} order by timestamp desc, id desc limit $${c.params.length + 1} offset $${c.params.length + 2}`,
-    [...c.params, limit, offset],
-  );
-  if (!withTotal) return { rows, total: null };
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from ${table} where ${where}`, c.params);
-  return { rows, total: count.rows[0]!.total };
+/** A page and its total in one statement; `valueDependentPlan` for a free-text search, whose best plan depends on the pattern. */
+function listPage<R extends object>(tx: Queryable, table: string, columns: string, c: Conditions, limit: number, offset: number, withTotal: boolean, valueDependentPlan = false) {
+  return queryPage<R>(tx, {
+    rows: `select ${columns} from ${table} where ${c.where} order by timestamp desc, id desc limit $${c.params.length + 1} offset $${c.params.length + 2}`,
+    count: withTotal ? `select count(*)::int from ${table} where ${c.where}` : null,
+    params: [...c.params, limit, offset],
+    ...(valueDependentPlan ? { options: { prepare: false } } : {}),
+  });
 }
 
 const DIAGNOSTIC_COLUMNS = 'id, device_id, org_id, timestamp, level, component, message, fields, agent_version, created_at';
@@ -133,7 +133,7 @@ export function listDiagnosticLogs(tx: Queryable, filter: DiagnosticLogFilter, l
   if (filter.since) c.add((p) => `timestamp >= ${p}::timestamptz`, filter.since);
   if (filter.until) c.add((p) => `timestamp <= ${p}::timestamptz`, filter.until);
   if (filter.messagePattern !== undefined) c.add((p) => `message ilike ${p}`, filter.messagePattern);
-  return listPage<DiagnosticLogRow>(tx, 'diagnostic_logs', DIAGNOSTIC_COLUMNS, c, limit, offset, withTotal);
+  return listPage<DiagnosticLogRow>(tx, 'diagnostic_logs', DIAGNOSTIC_COLUMNS, c, limit, offset, withTotal, filter.messagePattern !== undefined);
 }
 
 export function listEventLogs(tx: Queryable, filter: EventLogFilter, limit: number, offset: number, withTotal: boolean) {

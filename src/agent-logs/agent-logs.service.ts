@@ -1,7 +1,7 @@
 // Agent diagnostic logs and device event logs: submission by the agent (all or nothing, in
 // batches of 100 inside one transaction), event dedupe, and the paginated device queries.
 import type { Static } from 'typebox';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { substringPattern } from '../db/like.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { invalidRequest } from '../errors.js';
@@ -161,7 +161,7 @@ export function createAgentLogsService(deps: {
   recordAudit: RecordAudit;
   now: () => number;
   /** The devices module's reach rule: a device out of reach is 404. */
-  deviceInReach(caller: Caller, id: string): Promise<{ id: string; orgId: string }>;
+  deviceInReach(tx: Queryable, caller: Caller, id: string): Promise<{ id: string; orgId: string }>;
 }) {
   const { db, recordAudit } = deps;
   const target = (agent: AgentCaller): repo.Device => ({ deviceId: agent.deviceId, orgId: agent.orgId });
@@ -200,32 +200,36 @@ export function createAgentLogsService(deps: {
     },
 
     async listDiagnosticLogs(caller: Caller, deviceId: string, query: Static<typeof DiagnosticLogQuery>): Promise<PaginatedResult<DiagnosticLogView>> {
-      const device = await deps.deviceInReach(caller, deviceId);
       const page = pageOf(query, LIMITS.diagnosticPageMax);
       const filter: repo.DiagnosticLogFilter = {
-        deviceId: device.id,
+        deviceId,
         levels: query.level === undefined ? undefined : [...new Set(query.level.split(',').map((l) => l.trim()))],
         component: query.component,
         since: optionalTime(query.since, 'query.since'),
         until: optionalTime(query.until, 'query.until'),
         messagePattern: query.search === undefined ? undefined : substringPattern(query.search),
       };
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => repo.listDiagnosticLogs(tx, filter, page.limit, page.offset, !query.skipCount));
+      const { rows, total } = await withTenant(db, caller.tenant, async (tx) => {
+        await deps.deviceInReach(tx, caller, deviceId);
+        return repo.listDiagnosticLogs(tx, filter, page.limit, page.offset, !query.skipCount);
+      });
       return paginated(rows.map(diagnosticLogView), page, total);
     },
 
     async listEventLogs(caller: Caller, deviceId: string, query: Static<typeof EventLogQuery>): Promise<PaginatedResult<EventLogView>> {
-      const device = await deps.deviceInReach(caller, deviceId);
       const page = pageOf(query, LIMITS.eventPageMax);
       const filter: repo.EventLogFilter = {
-        deviceId: device.id,
+        deviceId,
         category: query.category,
         level: query.level,
         source: query.source,
         since: optionalTime(query.startDate, 'query.startDate'),
         until: optionalTime(query.endDate, 'query.endDate'),
       };
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => repo.listEventLogs(tx, filter, page.limit, page.offset, !query.skipCount));
+      const { rows, total } = await withTenant(db, caller.tenant, async (tx) => {
+        await deps.deviceInReach(tx, caller, deviceId);
+        return repo.listEventLogs(tx, filter, page.limit, page.offset, !query.skipCount);
+      });
       return paginated(rows.map(eventLogView), page, total);
     },
   };

@@ -1,5 +1,6 @@
 // SQL for API keys. key_hash is written and matched here but never selected.
 import type { Queryable } from '../db/database.js';
+import { queryPage } from '../db/pages.js';
 
 export type ApiKeyStatus = 'active' | 'expired' | 'revoked';
 
@@ -55,22 +56,27 @@ export async function markExpired(tx: Queryable, id: string): Promise<number | n
   return rows[0]?.version ?? null;
 }
 
+/**
+ * Inserts the key if its organization is live (as far as the scope can see); null otherwise, so the
+ * existence check costs no statement of its own.
+ */
 export async function insertKey(
   tx: Queryable,
   values: { orgId: string; name: string; keyHash: string; keyPrefix: string; scopes: string[]; expiresAt: Date | null; rateLimit: number; createdBy: string | null },
-): Promise<ApiKeyRow> {
+): Promise<ApiKeyRow | null> {
   const { rows } = await tx.query<ApiKeyRow>(
     `insert into api_keys as k (org_id, name, key_hash, key_prefix, scopes, expires_at, rate_limit, created_by)
-     values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${COLUMNS}`,
+     select o.id, $2, $3, $4, $5, $6, $7, $8 from organizations o where o.id = $1 and o.deleted_at is null
+     returning ${COLUMNS}`,
     [values.orgId, values.name, values.keyHash, values.keyPrefix, values.scopes, values.expiresAt, values.rateLimit, values.createdBy],
   );
-  return rows[0]!;
+  return rows[0] ?? null;
 }
 
-/** The key with its status as of `now`; `forUpdate` locks it for a change. */
-export async function findKey(tx: Queryable, id: string, now: Date, forUpdate = false): Promise<ApiKeyRow | null> {
+/** The key with its status as of `now`. */
+export async function findKey(tx: Queryable, id: string, now: Date): Promise<ApiKeyRow | null> {
   const { rows } = await tx.query<ApiKeyRow>(
-    `select ${columns(effectiveStatus('$2'))} from api_keys k where k.id = $1${forUpdate ? ' for update' : ''}`,
+    `select ${columns(effectiveStatus('$2'))} from api_keys k where k.id = $1`,
     [id, now],
   );
   return rows[0] ?? null;
@@ -83,59 +89,72 @@ export async function listKeys(
   offset: number,
   withTotal: boolean,
 ): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
-  const params: unknown[] = [];
+  const params: unknown[] = [filter.now]; // $1: the status's "now", in the page and in a status filter
   const where: string[] = [];
   if (filter.orgIds) {
     params.push(filter.orgIds);
     where.push(`k.org_id in (select unnest($${params.length}::uuid[]))`);
   }
   if (filter.status) {
-    params.push(filter.now, filter.status);
-    where.push(`${effectiveStatus(`$${params.length - 1}::timestamptz`)} = $${params.length}`);
+    params.push(filter.status);
+    where.push(`${effectiveStatus('$1::timestamptz')} = $${params.length}`);
   }
   const from = `from api_keys k${where.length ? ` where ${where.join(' and ')}` : ''}`;
   const n = params.length;
-  const { rows } = await tx.query<ApiKeyRow>(
-    `select ${columns(effectiveStatus(`$${n + 1}::timestamptz`))} ${from}
-     order by k.created_at desc, k.id desc limit $${n + 2} offset $${n + 3}`,
-    [...params, filter.now, limit, offset],
-  );
-  if (!withTotal) return { rows, total: null };
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total ${from}`, params);
-  return { rows, total: count.rows[0]!.total };
+  return queryPage<ApiKeyRow>(tx, {
+    rows: `select ${columns(effectiveStatus('$1::timestamptz'))} ${from} order by k.created_at desc, k.id desc limit $${n + 1} offset $${n + 2}`,
+    count: withTotal ? `select count(*)::int ${from}` : null,
+    params: [...params, limit, offset],
+  });
 }
 
-export async function updateKey(tx: Queryable, id: string, values: { name?: string; scopes?: string[]; rateLimit?: number }): Promise<ApiKeyRow> {
+/** An active key (not past its expiry) as of `now`: the only keys update, rotate and revoke change. */
+const active = (k: string, now: string) => `${k}.status = 'active' and (${k}.expires_at is null or ${k}.expires_at > ${now})`;
+
+/**
+ * Changes an active key in one statement and returns it as it was and as it is: the old row is read
+ * locked, so "before" is the latest committed version. Null when the scope sees no such active key
+ * (the caller tells a missing key from an inactive one with findKey, on that failure path only).
+ */
+async function changeActiveKey(tx: Queryable, id: string, now: Date, sets: string[], params: unknown[]): Promise<{ before: ApiKeyRow; after: ApiKeyRow } | null> {
+  const { rows } = await tx.query<ApiKeyRow & { before: Pick<ApiKeyRow, 'name' | 'scopes' | 'rate_limit' | 'key_prefix' | 'usage_count'> & { last_used_at: string | null } }>(
+    `update api_keys as k set ${sets.join(', ')}, version = k.version + 1
+       from (select id, status, expires_at, name, scopes, rate_limit, key_prefix, usage_count, last_used_at from api_keys where id = $1 for update) b
+      where k.id = b.id and ${active('b', '$2')}
+      returning ${COLUMNS}, json_build_object('name', b.name, 'scopes', b.scopes, 'rate_limit', b.rate_limit, 'key_prefix', b.key_prefix,
+        'usage_count', b.usage_count::float8, 'last_used_at', b.last_used_at) as before`,
+    [id, now, ...params],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { before, ...after } = row;
+  return { before: { ...after, ...before, last_used_at: before.last_used_at === null ? null : new Date(before.last_used_at) }, after };
+}
+
+export function updateKey(tx: Queryable, id: string, now: Date, values: { name?: string; scopes?: string[]; rateLimit?: number }) {
   const sets: string[] = [];
-  const params: unknown[] = [id];
+  const params: unknown[] = [];
   for (const [field, column] of [['name', 'name'], ['scopes', 'scopes'], ['rateLimit', 'rate_limit']] as const) {
     if (values[field] === undefined) continue;
     params.push(values[field]);
-    sets.push(`${column} = $${params.length}`);
+    sets.push(`${column} = $${params.length + 2}`);
   }
-  const { rows } = await tx.query<ApiKeyRow>(
-    `update api_keys as k set ${sets.join(', ')}, version = version + 1 where k.id = $1 returning ${COLUMNS}`,
-    params,
-  );
-  return rows[0]!;
+  return changeActiveKey(tx, id, now, sets, params);
 }
 
 /** New material; usage starts again. */
-export async function rotateKey(tx: Queryable, id: string, keyHash: string, keyPrefix: string): Promise<ApiKeyRow> {
-  const { rows } = await tx.query<ApiKeyRow>(
-    `update api_keys as k set key_hash = $2, key_prefix = $3, usage_count = 0, last_used_at = null, version = version + 1
-     where k.id = $1 returning ${COLUMNS}`,
-    [id, keyHash, keyPrefix],
-  );
-  return rows[0]!;
+export function rotateKey(tx: Queryable, id: string, now: Date, keyHash: string, keyPrefix: string) {
+  return changeActiveKey(tx, id, now, ['key_hash = $3', 'key_prefix = $4', 'usage_count = 0', 'last_used_at = null'], [keyHash, keyPrefix]);
 }
 
-export async function revokeKey(tx: Queryable, id: string): Promise<ApiKeyRow> {
+/** Revokes an active key; revoking changes nothing the audit entry reads, so the new row serves as "before" too. */
+export async function revokeKey(tx: Queryable, id: string, now: Date): Promise<ApiKeyRow | null> {
   const { rows } = await tx.query<ApiKeyRow>(
-    `update api_keys as k set status = 'revoked', version = version + 1 where k.id = $1 returning ${COLUMNS}`,
-    [id],
+    `update api_keys as k set status = 'revoked', version = k.version + 1
+      where k.id = $1 and ${active('k', '$2')} returning ${COLUMNS}`,
+    [id, now],
   );
-  return rows[0]!;
+  return rows[0] ?? null;
 }
 
 /** Adds counted usage; counts for a hash that is no longer the key's (rotated) are dropped. */

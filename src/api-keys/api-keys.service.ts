@@ -1,7 +1,7 @@
 // API key management (SPEC "API key", its state table, "Authentication" 7 and 12; API.md §5).
 // Keys of an organization outside the caller's reach are 404; a create naming one is 403.
 import type { Static } from 'typebox';
-import type { Database } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { accountWithoutOrg, AppError, emptyUpdate, notFound, orgDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
@@ -10,7 +10,6 @@ import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { futureExpiry } from '../http/validation.js';
 import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import * as keys from './api-keys.repo.js';
-import { organizationIsLive } from '../db/tenant-lookups.js';
 import { generateKey } from './key-material.js';
 import type { ApiKey, CreateApiKeyBody, UpdateApiKeyBody } from './api-keys.schemas.js';
 
@@ -50,24 +49,33 @@ export function createApiKeysService(deps: {
   }
 
   /** A key of a reachable organization, or 404 (RLS hides the others too). */
-  async function reachableKey(tx: Parameters<Parameters<typeof withTenant>[2]>[0], caller: Caller, id: string, forUpdate: boolean) {
-    const row = await keys.findKey(tx, id, new Date(deps.now()), forUpdate);
+  async function reachableKey(tx: Transaction, caller: Caller, id: string) {
+    const row = await keys.findKey(tx, id, new Date(deps.now()));
     if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('API key');
     return row;
   }
 
-  async function changeActiveKey(
+  /**
+   * Runs a change that touches only an active key (one statement, null when it found none) in the
+   * caller's transaction; then the failure path alone reads the key, to answer 404 or 409. A key
+   * changed outside the caller's reach (RLS already hides those) is 404 and the change rolls back.
+   */
+  async function changeActiveKey<T extends { after: keys.ApiKeyRow }, R>(
     caller: Caller,
     id: string,
-    change: (tx: Parameters<Parameters<typeof withTenant>[2]>[0], current: keys.ApiKeyRow) => Promise<{ row: keys.ApiKeyRow; result: ApiKeyView | ApiKeyWithSecretView }>,
-  ) {
+    change: (tx: Transaction, now: Date) => Promise<T | null>,
+    finish: (tx: Transaction, changed: T) => Promise<R>,
+    inactive: (status: keys.ApiKeyStatus) => string = (status) => `Only active keys can be changed; this key is ${status}`,
+  ): Promise<R> {
     assertKeyManager(caller);
     const { row, result } = await withTenant(db, caller.tenant, async (tx) => {
-      const current = await reachableKey(tx, caller, id, true);
-      if (current.status !== 'active') {
-        throw new AppError('API_KEY_NOT_ACTIVE', `Only active keys can be changed; this key is ${current.status}`);
+      const changed = await change(tx, new Date(deps.now()));
+      if (!changed) {
+        const current = await reachableKey(tx, caller, id);
+        throw new AppError('API_KEY_NOT_ACTIVE', inactive(current.status));
       }
-      return change(tx, current);
+      if (!caller.canAccessOrg(changed.after.org_id)) throw notFound('API key');
+      return { row: changed.after, result: await finish(tx, changed) };
     });
     await deps.keyChanged(row.id, row.version);
     return result;
@@ -87,7 +95,7 @@ export function createApiKeysService(deps: {
 
     async get(caller: Caller, id: string): Promise<ApiKeyView> {
       assertKeyManager(caller);
-      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id, false)));
+      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
     },
 
     async create(caller: Caller, body: Static<typeof CreateApiKeyBody>, meta: RequestMeta): Promise<ApiKeyWithSecretView> {
@@ -97,7 +105,6 @@ export function createApiKeysService(deps: {
       const material = generateKey();
       const scopes = [...new Set(body.scopes ?? [])];
       return withTenant(db, caller.tenant, async (tx) => {
-        if (!(await organizationIsLive(tx, body.orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         const row = await keys.insertKey(tx, {
           orgId: body.orgId,
           name: body.name,
@@ -108,6 +115,8 @@ export function createApiKeysService(deps: {
           rateLimit: body.rateLimit ?? 1000,
           createdBy: caller.userId,
         });
+        // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
+        if (!row) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         await recordAudit(tx, event(caller, meta, 'api_key.create', row, { keyPrefix: row.key_prefix, scopes, rateLimit: row.rate_limit, expiresAt: view(row).expiresAt }));
         return { ...view(row), key: material.key, warning: WARNING };
       });
@@ -117,50 +126,52 @@ export function createApiKeysService(deps: {
       const values = { ...body, ...(body.scopes ? { scopes: [...new Set(body.scopes)] } : {}) };
       const fields = Object.keys(values).filter((k) => values[k as keyof typeof values] !== undefined);
       if (fields.length === 0) return Promise.reject(emptyUpdate('name, scopes or rateLimit'));
-      return changeActiveKey(caller, id, async (tx, current) => {
-        const row = await keys.updateKey(tx, id, values);
-        const details: Record<string, unknown> = changeDetails(fields, view(current), view(row));
+      return changeActiveKey(caller, id, (tx, now) => keys.updateKey(tx, id, now, values), async (tx, { before, after }) => {
+        const details: Record<string, unknown> = changeDetails(fields, view(before), view(after));
         if (values.scopes) {
           const next: readonly string[] = values.scopes;
-          details.scopeChanges = { added: next.filter((s) => !current.scopes.includes(s)), removed: current.scopes.filter((s) => !next.includes(s)) };
+          details.scopeChanges = { added: next.filter((s) => !before.scopes.includes(s)), removed: before.scopes.filter((s) => !next.includes(s)) };
         }
-        await recordAudit(tx, event(caller, meta, 'api_key.update', row, details));
-        return { row, result: view(row) };
+        await recordAudit(tx, event(caller, meta, 'api_key.update', after, details));
+        return view(after);
       });
     },
 
     rotate(caller: Caller, id: string, meta: RequestMeta): Promise<ApiKeyWithSecretView> {
       const material = generateKey();
-      return changeActiveKey(caller, id, async (tx, current) => {
-        const row = await keys.rotateKey(tx, id, material.keyHash, material.keyPrefix);
-        await recordAudit(tx, event(caller, meta, 'api_key.rotate', row, {
-          previousKeyPrefix: current.key_prefix,
-          keyPrefix: row.key_prefix,
-          usageCountBefore: current.usage_count,
-          lastUsedAtBefore: current.last_used_at?.toISOString() ?? null,
-          expiresAt: view(row).expiresAt,
+      return changeActiveKey(caller, id, (tx, now) => keys.rotateKey(tx, id, now, material.keyHash, material.keyPrefix), async (tx, { before, after }) => {
+        await recordAudit(tx, event(caller, meta, 'api_key.rotate', after, {
+          previousKeyPrefix: before.key_prefix,
+          keyPrefix: after.key_prefix,
+          usageCountBefore: before.usage_count,
+          lastUsedAtBefore: before.last_used_at?.toISOString() ?? null,
+          expiresAt: view(after).expiresAt,
         }));
-        return { row, result: { ...view(row), key: material.key, warning: WARNING } };
-      }) as Promise<ApiKeyWithSecretView>;
+        return { ...view(after), key: material.key, warning: WARNING };
+      });
     },
 
-    async revoke(caller: Caller, id: string, meta: RequestMeta): Promise<ApiKeyView> {
-      assertKeyManager(caller);
-      const row = await withTenant(db, caller.tenant, async (tx) => {
-        const current = await reachableKey(tx, caller, id, true);
-        // SPEC state table: only an active key is revoked; expired and revoked keys are already dead.
-        if (current.status !== 'active') throw new AppError('API_KEY_NOT_ACTIVE', `This key is already ${current.status}`);
-        const revoked = await keys.revokeKey(tx, id);
-        await recordAudit(tx, event(caller, meta, 'api_key.revoke', revoked, {
-          keyPrefix: revoked.key_prefix,
-          usageCount: current.usage_count,
-          lastUsedAt: current.last_used_at?.toISOString() ?? null,
-          expiresAt: view(current).expiresAt,
-        }));
-        return revoked;
-      });
-      await deps.keyChanged(row.id, row.version);
-      return view(row);
+    /** SPEC state table: only an active key is revoked; expired and revoked keys are already dead. */
+    revoke(caller: Caller, id: string, meta: RequestMeta): Promise<ApiKeyView> {
+      return changeActiveKey(
+        caller,
+        id,
+        async (tx, now) => {
+          const after = await keys.revokeKey(tx, id, now);
+          return after && { after };
+        },
+        async (tx, { after: revoked }) => {
+          // Revoking changes neither usage nor expiry: the revoked row tells what the key was.
+          await recordAudit(tx, event(caller, meta, 'api_key.revoke', revoked, {
+            keyPrefix: revoked.key_prefix,
+            usageCount: revoked.usage_count,
+            lastUsedAt: revoked.last_used_at?.toISOString() ?? null,
+            expiresAt: view(revoked).expiresAt,
+          }));
+          return view(revoked);
+        },
+        (status) => `This key is already ${status}`,
+      );
     },
   };
 }

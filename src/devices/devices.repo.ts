@@ -1,5 +1,6 @@
 // SQL for devices. auth_token_hash is matched by agent authentication only and never returned.
 import type { Queryable } from '../db/database.js';
+import { queryPage } from '../db/pages.js';
 
 /** Agents heartbeat every 60 s; a device is offline after three missed heartbeats. */
 export const HEARTBEAT_INTERVAL_S = 60;
@@ -62,23 +63,28 @@ export async function insertDevice(
   return rows[0]!;
 }
 
-/** The organization's and its partner's device caps, their rows locked so concurrent enrolments take turns. */
+/**
+ * The organization's and its partner's device caps, their rows locked so concurrent enrolments take
+ * turns. NO KEY UPDATE, not UPDATE: foreign-key checks (an audit row or a device naming the
+ * organization) take KEY SHARE, which UPDATE would block, deadlocking with a decommission that
+ * holds the device count and then writes its audit row.
+ */
 export async function lockDeviceCaps(tx: Queryable, orgId: string): Promise<{ orgCap: number | null; partnerCap: number | null; partnerId: string }> {
   const { rows } = await tx.query<{ org_cap: number | null; partner_cap: number | null; partner_id: string }>(
     `select o.max_devices as org_cap, p.max_devices as partner_cap, p.id as partner_id
-     from organizations o join partners p on p.id = o.partner_id where o.id = $1 for update of o, p`,
+     from organizations o join partners p on p.id = o.partner_id where o.id = $1 for no key update of o, p`,
     [orgId],
   );
   const caps = rows[0]!;
   return { orgCap: caps.org_cap, partnerCap: caps.partner_cap, partnerId: caps.partner_id };
 }
 
-/** Devices not decommissioned, of one organization or of every organization of a partner. */
+/** Devices not decommissioned, of one organization or of every organization of a partner (the kept counts). */
 export async function countLiveDevices(tx: Queryable, where: { orgId: string } | { partnerId: string }): Promise<number> {
   const { rows } = 'orgId' in where
-    ? await tx.query<{ n: number }>(`select count(*)::int as n from devices where org_id = $1 and decommissioned_at is null`, [where.orgId])
+    ? await tx.query<{ n: number }>(`select coalesce(sum(devices), 0)::int as n from organization_device_counts where org_id = $1`, [where.orgId])
     : await tx.query<{ n: number }>(
-      `select count(*)::int as n from devices d join organizations o on o.id = d.org_id where o.partner_id = $1 and d.decommissioned_at is null`,
+      `select coalesce(sum(c.devices), 0)::int as n from organization_device_counts c join organizations o on o.id = c.org_id where o.partner_id = $1`,
       [where.partnerId],
     );
   return rows[0]!.n;
@@ -119,15 +125,22 @@ export async function listDevices(
     params.push(filter.status);
     where.push(`${status('$1')} = $${params.length}`);
   }
-  // $1 appears in the count too (through the status filter or this no-op), so both queries share params.
+  // $1 appears in the count too (through the status filter or this no-op), so both share params.
   const from = `from devices d where ${where.join(' and ')} and $1::timestamptz is not null`;
-  const { rows } = await tx.query<DeviceRow>(
-    `select ${columns('$1')} ${from} order by d.created_at desc, d.id desc limit $${params.length + 1} offset $${params.length + 2}`,
-    [...params, limit, offset],
-  );
-  if (!withTotal) return { rows, total: null };
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total ${from}`, params);
-  return { rows, total: count.rows[0]!.total };
+  // Without a site or status filter the total is the organizations' kept counts (migration 0012).
+  const kept = filter.siteId === undefined && filter.status === undefined;
+  const count = !withTotal
+    ? null
+    : !kept
+      ? `select count(*)::int ${from}`
+      : filter.orgIds
+        ? `select coalesce(sum(c.devices), 0)::int from organization_device_counts c where c.org_id in (select unnest($2::uuid[])) and $1::timestamptz is not null`
+        : `select coalesce(sum(c.devices), 0)::int from organization_device_counts c where $1::timestamptz is not null`;
+  return queryPage<DeviceRow>(tx, {
+    rows: `select ${columns('$1')} ${from} order by d.created_at desc, d.id desc limit $${params.length + 1} offset $${params.length + 2}`,
+    count,
+    params: [...params, limit, offset],
+  });
 }
 
 export async function moveDevice(tx: Queryable, id: string, siteId: string, now: Date): Promise<DeviceRow> {

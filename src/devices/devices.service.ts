@@ -3,7 +3,7 @@
 // devices:write); a device of an organization outside the caller's reach is 404, like one that
 // does not exist. `deviceInReach` is the reach rule other modules (logs, live queries) apply.
 import type { Static } from 'typebox';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { notFound, siteOutsideOrg } from '../errors.js';
 import type { AgentCaller, Caller } from '../http/auth.js';
@@ -64,9 +64,14 @@ export function createDevicesService(deps: {
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: devices.DeviceRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'device', id: row.id, name: row.hostname }, details });
 
-  /** A live device the caller may reach, else 404 (used by every /devices/:id route). */
-  async function deviceInReach(caller: Caller, id: string): Promise<{ id: string; orgId: string }> {
-    const location = await withTenant(db, SYSTEM_SCOPE, (tx) => devices.locateDevice(tx, id));
+  /**
+   * A live device the caller may reach, else 404 (every /devices/:id route, and the logs and live
+   * queries of a device). Runs in the caller's own transaction: row-level security already hides
+   * other tenants' devices, and an out-of-reach device is 404 like a missing one, so no lookup in
+   * system scope is needed.
+   */
+  async function deviceInReach(tx: Queryable, caller: Caller, id: string): Promise<{ id: string; orgId: string }> {
+    const location = await devices.locateDevice(tx, id);
     if (!location || !caller.canAccessOrg(location.org_id)) throw notFound('Device');
     return { id, orgId: location.org_id };
   }
@@ -116,18 +121,16 @@ export function createDevicesService(deps: {
     },
 
     async get(caller: Caller, id: string): Promise<DeviceView> {
-      await deviceInReach(caller, id);
       const row = await withTenant(db, caller.tenant, (tx) => devices.findDevice(tx, id, new Date(deps.now())));
-      if (!row) throw notFound('Device');
+      if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Device');
       return deviceView(row);
     },
 
     async move(caller: Caller, id: string, siteId: string, meta: RequestMeta): Promise<DeviceView> {
-      await deviceInReach(caller, id);
       return withTenant(db, caller.tenant, async (tx) => {
         const now = new Date(deps.now());
         const current = await devices.findDevice(tx, id, now, true);
-        if (!current) throw notFound('Device');
+        if (!current || !caller.canAccessOrg(current.org_id)) throw notFound('Device');
         if (!(await siteInOrganization(tx, siteId, current.org_id))) {
           throw siteOutsideOrg('device');
         }
@@ -138,11 +141,10 @@ export function createDevicesService(deps: {
     },
 
     async decommission(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
-      await deviceInReach(caller, id);
       await withTenant(db, caller.tenant, async (tx) => {
         const now = new Date(deps.now());
         const row = await devices.findDevice(tx, id, now, true);
-        if (!row) throw notFound('Device');
+        if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Device');
         await devices.decommissionDevice(tx, id, now);
         if (deps.onDecommissioned) tx.afterCommit(() => deps.onDecommissioned!(id));
         await recordAudit(tx, event(caller, meta, 'device.delete', row, { agentId: row.agent_id, siteId: row.site_id, hostname: row.hostname }));

@@ -231,4 +231,34 @@ describe('enrollment and devices', () => {
       .filter((e: { resourceId: string }) => e.resourceId === device.id).map((e: { action: string; actorType: string }) => `${e.action}/${e.actorType}`);
     assert.deepEqual(actions, ['device.delete/user', 'device.update/api_key']);
   });
+
+  it('keeps device list totals exact under concurrent enrolments and decommissions, per reach and filter', async () => {
+    const partner = await createPartner(t.db);
+    const [one, two] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)];
+    const partnerTech = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: partner.id, role: 'technician' }));
+    const admins = [await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: one.id }), t.clock), await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: two.id }), t.clock)];
+    const keys = await Promise.all(admins.map(async (a) => (await as(t.app, a)({ method: 'POST', url: '/api/v1/enrollment-keys', payload: { name: 'k', maxUsage: 100 } })).json().key as string));
+    const enrolled = await Promise.all(Array.from({ length: 24 }, (_, i) => enroll({ enrollmentKey: keys[i % 2]!, hostname: `count-${i}` })));
+    assert.ok(enrolled.every((r) => r.statusCode === 201));
+    const ids = enrolled.map((r) => r.json().deviceId as string);
+    // Decommission a third of them (some twice at once: only one may count) while more enrol.
+    const doomed = ids.filter((_, i) => i % 3 === 0);
+    const racing = await Promise.all([
+      ...doomed.flatMap((id) => [call('system')({ method: 'DELETE', url: `/api/v1/devices/${id}` }), call('system')({ method: 'DELETE', url: `/api/v1/devices/${id}` })]),
+      ...Array.from({ length: 6 }, (_, i) => enroll({ enrollmentKey: keys[0]!, hostname: `late-${i}` })),
+    ]);
+    const statuses = racing.map((r) => r.statusCode);
+    assert.deepEqual(statuses.slice(-6), [201, 201, 201, 201, 201, 201], racing.slice(-6).map((r) => r.body).join('\n'));
+    assert.equal(statuses.filter((c) => c === 200).length, doomed.length, racing.map((r) => r.body).join('\n'));
+    const total = async (who: Session, query: string) => (await as(t.app, who)({ method: 'GET', url: `/api/v1/devices?limit=1&${query}` })).json().pagination.total;
+    const counted = async (orgIds: string[]) =>
+      withTenant(t.db, SYSTEM_SCOPE, async (tx) => (await tx.query<{ n: number }>(`select count(*)::int as n from devices where org_id = any($1::uuid[]) and decommissioned_at is null`, [orgIds])).rows[0]!.n);
+    assert.equal(await total(partnerTech, ''), await counted([one.id, two.id]));
+    assert.equal(await total(partnerTech, ''), 24 + 6 - doomed.length);
+    assert.equal(await total(partnerTech, `orgId=${one.id}`), await counted([one.id]));
+    assert.equal(await total(admins[1]!, ''), await counted([two.id]));
+    assert.equal(await total(partnerTech, 'status=offline'), await counted([one.id, two.id]));
+    assert.equal(await total(partnerTech, 'skipCount=true'), null);
+    assert.equal(await total(partnerTech, `orgId=${foreign.id}`), 0);
+  });
 });

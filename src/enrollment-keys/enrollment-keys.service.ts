@@ -73,26 +73,30 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     return orgId;
   }
 
-  async function reachableKey(tx: Transaction, caller: Caller, id: string, forUpdate: boolean) {
-    const row = await keys.findKey(tx, id, forUpdate);
+  async function reachableKey(tx: Transaction, caller: Caller, id: string) {
+    const row = await keys.findKey(tx, id);
     if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Enrollment key');
     return row;
   }
 
   return {
     /**
-     * An enrolment's use of a key, in the enrolment's transaction: the key row is locked, so N
-     * concurrent enrolments with maxUsage N succeed and the rest fail; unknown (or made under
-     * another pepper), expired and used-up keys are refused; the use is counted.
+     * An enrolment's use of a key, in the enrolment's transaction: one statement counts the use of
+     * a usable key, its row lock making concurrent enrolments take turns, so N of them with
+     * maxUsage N succeed and the rest fail; unknown (or made under another pepper), expired and
+     * used-up keys are refused.
      */
     async redeem(tx: Transaction, presented: string): Promise<RedeemedKey> {
       if (!ENROLLMENT_KEY.test(presented)) throw enrollmentKeyInvalid();
-      const key = await keys.lockKeyByHash(tx, hashEnrollmentKey(deps.pepper, presented));
-      if (!key) throw enrollmentKeyInvalid();
-      const status = keyStatus(key, deps.now());
-      if (status === 'expired') throw new AppError('ENROLLMENT_KEY_EXPIRED', 'Enrollment key has expired');
-      if (status === 'exhausted') throw new AppError('ENROLLMENT_KEY_EXHAUSTED', 'Enrollment key has been used up');
-      await keys.countUse(tx, key.id);
+      const keyHash = hashEnrollmentKey(deps.pepper, presented);
+      const key = await keys.useKeyByHash(tx, keyHash, new Date(deps.now()));
+      if (!key) {
+        // Refused: only now is the key read again, to say why.
+        const refused = await keys.findKeyByHash(tx, keyHash);
+        if (!refused) throw enrollmentKeyInvalid();
+        if (keyStatus(refused, deps.now()) === 'expired') throw new AppError('ENROLLMENT_KEY_EXPIRED', 'Enrollment key has expired');
+        throw new AppError('ENROLLMENT_KEY_EXHAUSTED', 'Enrollment key has been used up');
+      }
       return { id: key.id, name: key.name, orgId: key.org_id, siteId: key.site_id };
     },
 
@@ -107,7 +111,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     },
 
     async get(caller: Caller, id: string): Promise<EnrollmentKeyView> {
-      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id, false)));
+      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
     },
 
     async create(caller: Caller, body: Static<typeof CreateEnrollmentKeyBody>, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {
@@ -116,14 +120,13 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
       const expiresAt = futureExpiry(body.expiresAt, now) ?? new Date(now + deps.defaultTtlMinutes * 60_000);
       const material = newKey();
       return withTenant(db, caller.tenant, async (tx) => {
-        if (!(await organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
         const siteId = body.siteId ?? null;
-        if (siteId !== null) {
-          if (!(await siteInOrganization(tx, siteId, orgId))) {
-            throw siteOutsideOrg('key');
-          }
-        }
         const row = await keys.insertKey(tx, { orgId, siteId, name: body.name, keyHash: material.keyHash, maxUsage: body.maxUsage ?? 1, expiresAt, createdBy: caller.userId });
+        if (!row) {
+          // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
+          if (!(await organizationIsLive(tx, orgId))) throw caller.scope === 'system' ? notFound('Organization') : orgDenied();
+          throw siteOutsideOrg('key');
+        }
         await recordAudit(tx, event(caller, meta, 'enrollment_key.create', row, { siteId, maxUsage: row.max_usage, expiresAt: row.expires_at.toISOString() }));
         return { ...view(row), key: material.key };
       });
@@ -133,12 +136,14 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
       const expiresAt = futureExpiry(body?.expiresAt, deps.now());
       const material = newKey();
       return withTenant(db, caller.tenant, async (tx) => {
-        const current = await reachableKey(tx, caller, id, true);
-        const maxUsage = body && 'maxUsage' in body && body.maxUsage !== undefined ? body.maxUsage : current.max_usage;
-        const row = await keys.rotateKey(tx, id, { keyHash: material.keyHash, maxUsage, expiresAt: expiresAt ?? current.expires_at });
+        const maxUsage = body && 'maxUsage' in body ? body.maxUsage : undefined;
+        const rotated = await keys.rotateKey(tx, id, { keyHash: material.keyHash, maxUsage, expiresAt });
+        // A key the caller does not reach is 404 (and the rotation rolls back).
+        if (!rotated || !caller.canAccessOrg(rotated.after.org_id)) throw notFound('Enrollment key');
+        const { before, after: row } = rotated;
         await recordAudit(tx, event(caller, meta, 'enrollment_key.rotate', row, {
-          usageCountBefore: current.usage_count,
-          before: { maxUsage: current.max_usage, expiresAt: current.expires_at.toISOString() },
+          usageCountBefore: before.usage_count,
+          before: { maxUsage: before.max_usage, expiresAt: before.expires_at.toISOString() },
           after: { maxUsage: row.max_usage, expiresAt: row.expires_at.toISOString() },
         }));
         return { ...view(row), key: material.key };
@@ -147,8 +152,8 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
 
     async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
       await withTenant(db, caller.tenant, async (tx) => {
-        const row = await reachableKey(tx, caller, id, true);
-        await keys.deleteKey(tx, id);
+        const row = await keys.deleteKey(tx, id);
+        if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Enrollment key'); // rolls the delete back
         await recordAudit(tx, event(caller, meta, 'enrollment_key.delete', row, { usageCount: row.usage_count, maxUsage: row.max_usage }));
       });
       return { success: true };

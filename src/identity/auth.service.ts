@@ -11,6 +11,7 @@ import { verifyPassword } from './passwords.js';
 import { permissionsOf, type Permission, type Role } from './permissions.js';
 export type { Me } from './schemas.js';
 import * as sessions from './sessions.repo.js';
+import { createSignInGate, isRefusal, type Refusal } from './sign-in-gate.js';
 import { ACCESS_TOKEN_TTL_SECONDS, hashRefreshToken, newRefreshToken, type TokenService } from './tokens.js';
 import type { TotpService } from './totp.js';
 import type { Me } from './schemas.js';
@@ -31,8 +32,6 @@ export const ADDRESS_MAX_FAILURES = 100;
  * to the platform chain); past it they are only counted, so strangers cannot grow the chain.
  */
 export const UNKNOWN_EMAIL_AUDITS_PER_ADDRESS = 10;
-/** Throttled addresses each instance remembers, so that a flood is answered without the database. */
-const THROTTLES_REMEMBERED = 10_000;
 const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
@@ -125,107 +124,51 @@ export function createAuthService(deps: AuthServiceDeps) {
     };
   }
 
-  // Per client address, on this instance: the attempts waiting for their turn, and until when the
-  // database last said the address is over its limit. Attempts from one address take turns here
-  // (the address lock would make them anyway, each holding a pooled connection while it waits), and
-  // once refused the address is answered from memory until a slot frees: a flood holds at most one
-  // connection, so other clients' sign-ins do not queue behind it for the pool.
-  const turns = new Map<string, Promise<void>>();
-  const throttledUntil = new Map<string, number>();
-
-  function inTurn<T>(client: string, fn: () => Promise<T>): Promise<T> {
-    const run = (turns.get(client) ?? Promise.resolve()).then(fn);
-    const done = run.then(() => undefined, () => undefined);
-    turns.set(client, done);
-    void done.then(() => {
-      if (turns.get(client) === done) turns.delete(client);
-    });
-    return run;
-  }
-
-  function rememberedThrottle(client: string): number | null {
-    const until = throttledUntil.get(client);
-    return until !== undefined && until > now() ? until : null;
-  }
-
-  function rememberThrottle(client: string, until: number): void {
-    throttledUntil.delete(client);
-    throttledUntil.set(client, until);
-    // Bounded, oldest first: an address forgotten is only asked of the database again.
-    if (throttledUntil.size > THROTTLES_REMEMBERED) throttledUntil.delete(throttledUntil.keys().next().value!);
-  }
-
-  type Reservation = { attemptId: string; user: UserRow | null } | { refusedUntil: number; by: 'address' | 'account' };
-
-  /** The database's decision for one attempt, in the address's turn. */
-  async function reserveInTurn(key: string, client: string, meta: RequestMeta): Promise<Reservation> {
-    const remembered = rememberedThrottle(client);
-    if (remembered !== null) return { refusedUntil: remembered, by: 'address' };
-    const decided = await system(async (tx): Promise<Reservation> => {
-      const user = await users.findUserByEmail(tx, key);
-      await sessions.lockClient(tx, client);
-      await sessions.lockEmail(tx, key);
-      const since = new Date(now() - LOGIN_WINDOW_MS);
-      const fromClient = await sessions.recentAttemptsFrom(tx, client, since);
-      if (fromClient.count >= ADDRESS_MAX_FAILURES) return { refusedUntil: fromClient.oldest!.getTime() + LOGIN_WINDOW_MS, by: 'address' };
-      await sessions.pruneAttempts(tx, key, since);
-      const recent = await sessions.recentAttempts(tx, key, since);
-      if (recent.count >= LOGIN_MAX_FAILURES) {
-        await sessions.insertAttempt(tx, key, client, new Date(now()), 'refused');
-        if (user) {
-          await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'too_many_attempts', error: 'Too many failed sign-in attempts' }));
-        }
-        return { refusedUntil: recent.oldest!.getTime() + LOGIN_WINDOW_MS, by: 'account' };
-      }
-      return { attemptId: await sessions.insertAttempt(tx, key, client, new Date(now()), 'pending'), user };
-    });
-    // Remembered before the next attempt from the address takes its turn.
-    if ('by' in decided && decided.by === 'address') rememberThrottle(client, decided.refusedUntil);
-    return decided;
-  }
+  const gate = createSignInGate(now);
 
   /**
-   * Reserves a slot among the sign-in attempts of the client's address and of the e-mail, before
-   * any password is hashed. Refuses with 429 once the address has 30, or the e-mail 10, failed (or
-   * still-running) attempts within 15 minutes. An address refusal records nothing: it is the flood.
-   * An account refusal counts against the address and, for a user that exists, is audited. The
-   * slot is settled by the caller: deleted on success, marked failed otherwise.
+   * Reserves a slot among the sign-in attempts of the client's address and of the e-mail, under the
+   * locks lockSignIn took, before any password is hashed or code checked. Refuses once the address
+   * has 100, or the e-mail 10, failed (or still-running) attempts within 15 minutes. An address
+   * refusal records nothing: it is the flood. An account refusal counts against the address and,
+   * for a user that exists, is audited. The slot is settled by the caller: deleted on success,
+   * marked failed otherwise.
    */
-  async function reserveAttempt(key: string, meta: RequestMeta): Promise<{ attemptId: string; user: UserRow | null }> {
-    const client = clientKeyOf(meta.ip);
-    const remembered = rememberedThrottle(client);
-    const outcome: Reservation = remembered !== null
-      ? { refusedUntil: remembered, by: 'address' }
-      : await inTurn(client, () => reserveInTurn(key, client, meta));
-    if ('refusedUntil' in outcome) {
-      const retryAfter = Math.max(1, Math.ceil((outcome.refusedUntil - now()) / 1000));
-      const from = outcome.by === 'account' ? 'for this account' : 'from this address';
-      throw new AppError('RATE_LIMITED', `Too many failed sign-in attempts ${from}; try again in ${retryAfter} seconds`, {
-        headers: { 'retry-after': String(retryAfter) },
-      });
+  async function reserve(tx: Transaction, key: string, client: string, user: sessions.SessionUser | null, meta: RequestMeta): Promise<{ attemptId: string } | Refusal> {
+    const at = now();
+    const { fromClient, forEmail, attempt } = await sessions.reserveAttempt(tx, {
+      emailKey: key, clientKey: client, since: new Date(at - LOGIN_WINDOW_MS), at: new Date(at), addressMax: ADDRESS_MAX_FAILURES, emailMax: LOGIN_MAX_FAILURES,
+    });
+    if (!attempt) return { refusedUntil: fromClient.oldest!.getTime() + LOGIN_WINDOW_MS, by: 'address' };
+    if (attempt.outcome === 'refused') {
+      if (user) {
+        await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'too_many_attempts', error: 'Too many failed sign-in attempts' }));
+      }
+      return { refusedUntil: forEmail.oldest!.getTime() + LOGIN_WINDOW_MS, by: 'account' };
     }
-    return outcome;
+    return { attemptId: attempt.id };
   }
 
-  async function issueSession(tx: Transaction, user: UserRow, mfaVerified: boolean, meta: RequestMeta): Promise<SessionTokens> {
+  /** A successful sign-in: the attempt settled, the session and its first refresh token stored, the sign-in audited. */
+  async function issueSession(tx: Transaction, user: UserRow, mfaVerified: boolean, meta: RequestMeta, attemptId: string): Promise<SessionTokens> {
     const at = new Date(now());
-    const sessionId = await sessions.insertSession(tx, {
+    const refreshToken = newRefreshToken();
+    const sessionId = await sessions.startSession(tx, {
+      attemptId,
       userId: user.id,
       mfaVerified,
       ip: meta.ip,
       userAgent: meta.userAgent?.slice(0, 1000) ?? null,
-      createdAt: at,
+      at,
       expiresAt: new Date(at.getTime() + SESSION_TTL_MS),
+      refreshTokenHash: hashRefreshToken(refreshToken),
+      refreshExpiresAt: new Date(at.getTime() + REFRESH_TOKEN_TTL_MS),
     });
-    await users.touchLastLogin(tx, user.id, at);
     await recordAudit(tx, loginEvent('user.login', user, user.email, meta, { details: { mfa: mfaVerified, sessionId } }));
-    return tokensFor(tx, user, sessionId, mfaVerified);
+    return tokensFor(user, sessionId, mfaVerified, refreshToken);
   }
 
-  async function tokensFor(tx: Transaction, user: UserRow, sessionId: string, mfaVerified: boolean): Promise<SessionTokens> {
-    const refreshToken = newRefreshToken();
-    const at = new Date(now());
-    await sessions.insertRefreshToken(tx, sessionId, hashRefreshToken(refreshToken), at, new Date(at.getTime() + REFRESH_TOKEN_TTL_MS));
+  async function tokensFor(user: sessions.SessionUser, sessionId: string, mfaVerified: boolean, refreshToken: string): Promise<SessionTokens> {
     const accessToken = await tokens.signAccess({ userId: user.id, sessionId, mfaVerified });
     return {
       accessToken,
@@ -251,9 +194,18 @@ export function createAuthService(deps: AuthServiceDeps) {
     return (await sessions.unknownEmailFailuresFrom(tx, client, new Date(now() - LOGIN_WINDOW_MS))) <= UNKNOWN_EMAIL_AUDITS_PER_ADDRESS;
   }
 
+  /**
+   * Two transactions: the attempt's reservation must commit before the password is hashed (so
+   * parallel guesses count one another), and no connection is held while it is hashed.
+   */
   async function login(email: string, password: string, meta: RequestMeta): Promise<LoginResult> {
     const key = emailKey(email);
-    const { attemptId, user } = await reserveAttempt(key, meta);
+    const client = clientKeyOf(meta.ip);
+    const { attemptId, user } = await gate.admit(client, () => system(async (tx) => {
+      const found = await sessions.lockSignIn(tx, client, key, true);
+      const reserved = await reserve(tx, key, client, found, meta);
+      return isRefusal(reserved) ? reserved : { attemptId: reserved.attemptId, user: found };
+    }));
     passwordVerifications++;
     if (!(await verifyPassword(user?.password_hash ?? null, password)) || !user) {
       await system(async (tx) => {
@@ -261,7 +213,7 @@ export function createAuthService(deps: AuthServiceDeps) {
         // An unknown e-mail is counted (its attempt row) and chained only for the address's first
         // few in the window: probes show in the platform chain, floods do not grow it.
         // Under the address's lock, so parallel failures count one another and the bound is exact.
-        const chained = user !== null || (await unknownEmailFailureChained(tx, clientKeyOf(meta.ip)));
+        const chained = user !== null || (await unknownEmailFailureChained(tx, client));
         if (chained) {
           await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'failure', reason: 'invalid_credentials', error: 'Invalid email or password' }));
         }
@@ -272,32 +224,42 @@ export function createAuthService(deps: AuthServiceDeps) {
       await system((tx) => sessions.deleteAttempt(tx, attemptId));
       return { mfaRequired: true, mfaToken: await tokens.signMfaChallenge(user.id) };
     }
-    return system(async (tx) => {
-      await sessions.deleteAttempt(tx, attemptId);
-      return issueSession(tx, user, false, meta);
-    });
+    return system((tx) => issueSession(tx, user, false, meta, attemptId));
   }
 
+  /**
+   * One transaction: checking a code is quick, so the attempt is reserved, the code checked and the
+   * attempt settled under the sign-in locks. Wrong codes count against the same limits as wrong
+   * passwords: the account's and the address's.
+   */
   async function verifyMfa(mfaToken: string, code: string, meta: RequestMeta): Promise<SessionTokens> {
     const userId = await tokens.verifyMfaChallenge(mfaToken);
-    const found = await system((tx) => users.findUserById(tx, userId));
-    if (!found || !found.mfa_enabled || !found.mfa_secret) throw mfaTokenInvalid();
-    // Wrong codes count against the same limits as wrong passwords: the account's and the address's.
-    const { attemptId } = await reserveAttempt(emailKey(found.email), meta);
-    const step = totp.matchStep(totp.open(found.mfa_secret), code, now());
-    const outcome = await system(async (tx) => {
+    const client = clientKeyOf(meta.ip);
+    const usable = (user: UserRow | null): user is UserRow & { mfa_secret: string } => user !== null && user.mfa_enabled && user.mfa_secret !== null;
+    // A challenge for no usable user is refused before the address's limit is looked at.
+    if (gate.remembered(client) !== null && !usable(await system((tx) => users.findUserById(tx, userId)))) throw mfaTokenInvalid();
+    const outcome = await gate.admit(client, () => system(async (tx) => {
+      const found = await users.findUserById(tx, userId);
+      if (!usable(found)) return { invalid: true as const };
+      const key = emailKey(found.email);
+      await sessions.lockSignIn(tx, client, key, false);
+      const reserved = await reserve(tx, key, client, found, meta);
+      if (isRefusal(reserved)) return reserved;
+      const step = totp.matchStep(totp.open(found.mfa_secret), code, now());
       if (step === null || !(await users.consumeMfaStep(tx, found.id, step))) {
         const reason = step === null ? 'mfa_invalid' : 'mfa_replayed';
-        await sessions.markAttemptFailed(tx, attemptId);
+        await sessions.markAttemptFailed(tx, reserved.attemptId);
         await recordAudit(tx, loginEvent('user.login.failed', found, found.email, meta, { result: 'failure', reason, error: 'Invalid authentication code' }));
-        return reason;
+        return { failed: reason };
       }
-      await sessions.deleteAttempt(tx, attemptId);
-      return issueSession(tx, found, true, meta);
-    });
-    if (outcome === 'mfa_invalid') throw mfaCodeInvalid();
-    if (outcome === 'mfa_replayed') throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
-    return outcome;
+      return { session: await issueSession(tx, found, true, meta, reserved.attemptId) };
+    }));
+    if ('invalid' in outcome) throw mfaTokenInvalid();
+    if ('failed' in outcome) {
+      if (outcome.failed === 'mfa_invalid') throw mfaCodeInvalid();
+      throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
+    }
+    return outcome.session;
   }
 
   async function refresh(refreshToken: string): Promise<SessionTokens> {
@@ -312,10 +274,10 @@ export function createAuthService(deps: AuthServiceDeps) {
         return 'reused' as const;
       }
       if (record.session_revoked_at !== null || record.session_expires_at <= at || record.expires_at <= at) return 'invalid' as const;
-      const user = await users.findUserById(tx, record.user_id);
-      if (!user) return 'invalid' as const;
-      await sessions.spendRefreshToken(tx, record.id, at);
-      return tokensFor(tx, user, record.session_id, record.mfa_verified);
+      if (!record.user) return 'invalid' as const;
+      const next = newRefreshToken();
+      await sessions.rotateRefreshToken(tx, record.id, record.session_id, hashRefreshToken(next), at, new Date(at.getTime() + REFRESH_TOKEN_TTL_MS));
+      return tokensFor(record.user, record.session_id, record.mfa_verified, next);
     });
     if (outcome === 'reused') {
       callers.announceChange('session revoked: refresh token reuse');
@@ -328,11 +290,9 @@ export function createAuthService(deps: AuthServiceDeps) {
   async function logout(refreshToken: string, meta: RequestMeta): Promise<void> {
     if (!REFRESH_TOKEN_PATTERN.test(refreshToken)) throw invalidRefreshToken();
     const found = await system(async (tx) => {
-      const record = await sessions.lockRefreshToken(tx, hashRefreshToken(refreshToken));
-      if (!record) return false;
-      await sessions.revokeSession(tx, record.session_id, 'logout', new Date(now()));
-      const user = await users.findUserById(tx, record.user_id);
-      if (user) await recordAudit(tx, loginEvent('user.logout', user, user.email, meta, { details: { sessionId: record.session_id } }));
+      const ended = await sessions.endSessionOfToken(tx, hashRefreshToken(refreshToken), new Date(now()));
+      if (!ended) return false;
+      if (ended.user) await recordAudit(tx, loginEvent('user.logout', ended.user, ended.user.email, meta, { details: { sessionId: ended.session_id } }));
       return true;
     });
     if (!found) throw invalidRefreshToken();
@@ -348,11 +308,14 @@ export function createAuthService(deps: AuthServiceDeps) {
   }
 
   async function setupMfa(caller: Caller): Promise<{ secret: string; otpauthUrl: string }> {
+    const secret = totp.newSecret();
     return system(async (tx) => {
-      const user = await userWithoutMfa(tx, caller);
-      const fresh = totp.newSecret(user.email);
-      await users.setPendingMfaSecret(tx, user.id, totp.seal(fresh.secret));
-      return fresh;
+      const email = await users.setPendingMfaSecret(tx, caller.id, totp.seal(secret));
+      if (email === null) {
+        await userWithoutMfa(tx, caller); // says why: no such user (401), or MFA on already (409)
+        throw new AppError('CONFLICT', 'MFA is already enabled for this account');
+      }
+      return { secret, otpauthUrl: totp.otpauthUrl(secret, email) };
     });
   }
 

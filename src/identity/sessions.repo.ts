@@ -2,25 +2,32 @@
 // system scope: these tables are the service's own bookkeeping.
 import type { Queryable } from '../db/database.js';
 import type { Role } from './permissions.js';
-import type { OrgAccess, UserScope } from './users.repo.js';
+import { userColumns, type OrgAccess, type UserRow, type UserScope } from './users.repo.js';
 
-export async function insertSession(
+/** The user a session speaks for, as tokens and sign-in events need it. */
+export type SessionUser = Pick<UserRow, 'id' | 'email' | 'name' | 'scope' | 'partner_id' | 'org_id' | 'role' | 'mfa_enabled'>;
+
+const SESSION_USER = `case when u.id is null then null else json_build_object('id', u.id, 'email', u.email, 'name', u.name,
+  'scope', u.scope, 'partner_id', u.partner_id, 'org_id', u.org_id, 'role', u.role, 'mfa_enabled', u.mfa_enabled) end`;
+
+/**
+ * A successful sign-in, in one statement: its attempt settled (deleted), the user's last sign-in
+ * recorded, the session and its first refresh token stored. Returns the session's id.
+ */
+export async function startSession(
   tx: Queryable,
-  s: { userId: string; mfaVerified: boolean; ip: string | null; userAgent: string | null; createdAt: Date; expiresAt: Date },
+  s: { attemptId: string; userId: string; mfaVerified: boolean; ip: string | null; userAgent: string | null; at: Date; expiresAt: Date; refreshTokenHash: string; refreshExpiresAt: Date },
 ): Promise<string> {
   const { rows } = await tx.query<{ id: string }>(
-    `insert into sessions (user_id, mfa_verified, ip_address, user_agent, created_at, expires_at)
-     values ($1, $2, $3, $4, $5, $6) returning id`,
-    [s.userId, s.mfaVerified, s.ip, s.userAgent, s.createdAt, s.expiresAt],
+    `with settled as (delete from login_attempts where id = $1),
+          touched as (update users set last_login_at = $6 where id = $2),
+          session as (insert into sessions (user_id, mfa_verified, ip_address, user_agent, created_at, expires_at)
+                      values ($2, $3, $4, $5, $6, $7) returning id),
+          token as (insert into refresh_tokens (session_id, token_hash, created_at, expires_at) select id, $8, $6, $9 from session)
+     select id from session`,
+    [s.attemptId, s.userId, s.mfaVerified, s.ip, s.userAgent, s.at, s.expiresAt, s.refreshTokenHash, s.refreshExpiresAt],
   );
   return rows[0]!.id;
-}
-
-export async function insertRefreshToken(tx: Queryable, sessionId: string, tokenHash: string, createdAt: Date, expiresAt: Date): Promise<void> {
-  await tx.query(
-    `insert into refresh_tokens (session_id, token_hash, created_at, expires_at) values ($1, $2, $3, $4)`,
-    [sessionId, tokenHash, createdAt, expiresAt],
-  );
 }
 
 export interface RefreshTokenRecord {
@@ -28,18 +35,23 @@ export interface RefreshTokenRecord {
   session_id: string;
   spent_at: Date | null;
   expires_at: Date;
-  user_id: string;
   mfa_verified: boolean;
   session_revoked_at: Date | null;
   session_expires_at: Date;
+  /** The session's user, null when it has been deleted. */
+  user: SessionUser | null;
 }
 
-/** Locks the token and its session, so two refreshes with one token are decided one after the other. */
+/**
+ * Locks the token and its session, so two refreshes with one token are decided one after the
+ * other; brings the session's live user along.
+ */
 export async function lockRefreshToken(tx: Queryable, tokenHash: string): Promise<RefreshTokenRecord | null> {
   const { rows } = await tx.query<RefreshTokenRecord>(
-    `select rt.id, rt.session_id, rt.spent_at, rt.expires_at, s.user_id, s.mfa_verified,
-            s.revoked_at as session_revoked_at, s.expires_at as session_expires_at
+    `select rt.id, rt.session_id, rt.spent_at, rt.expires_at, s.mfa_verified,
+            s.revoked_at as session_revoked_at, s.expires_at as session_expires_at, ${SESSION_USER} as user
        from refresh_tokens rt join sessions s on s.id = rt.session_id
+       left join users u on u.id = s.user_id and u.deleted_at is null
       where rt.token_hash = $1
       for update of rt, s`,
     [tokenHash],
@@ -47,8 +59,28 @@ export async function lockRefreshToken(tx: Queryable, tokenHash: string): Promis
   return rows[0] ?? null;
 }
 
-export async function spendRefreshToken(tx: Queryable, id: string, at: Date): Promise<void> {
-  await tx.query(`update refresh_tokens set spent_at = $2 where id = $1`, [id, at]);
+/** Rotation: the presented token is spent and its successor stored, in one statement. */
+export async function rotateRefreshToken(tx: Queryable, spentId: string, sessionId: string, tokenHash: string, at: Date, expiresAt: Date): Promise<void> {
+  await tx.query(
+    `with spent as (update refresh_tokens set spent_at = $3 where id = $1)
+     insert into refresh_tokens (session_id, token_hash, created_at, expires_at) values ($2, $4, $3, $5)`,
+    [spentId, sessionId, at, tokenHash, expiresAt],
+  );
+}
+
+/**
+ * Sign-out: ends the session of a refresh token (locked with its session, like a refresh) unless it
+ * has ended already, in one statement. Returns the session and its live user; null for an unknown token.
+ */
+export async function endSessionOfToken(tx: Queryable, tokenHash: string, at: Date): Promise<{ session_id: string; user: SessionUser | null } | null> {
+  const { rows } = await tx.query<{ session_id: string; user: SessionUser | null }>(
+    `with t as (select rt.session_id, s.user_id from refresh_tokens rt join sessions s on s.id = rt.session_id
+                 where rt.token_hash = $1 for update of rt, s),
+          ended as (update sessions set revoked_at = $2, revoked_reason = 'logout' where id = (select session_id from t) and revoked_at is null)
+     select t.session_id, ${SESSION_USER} as user from t left join users u on u.id = t.user_id and u.deleted_at is null`,
+    [tokenHash, at],
+  );
+  return rows[0] ?? null;
 }
 
 export async function revokeSession(tx: Queryable, id: string, reason: string, at: Date): Promise<void> {
@@ -81,16 +113,26 @@ export async function deleteEndedSessions(tx: Queryable, before: Date, limit: nu
 // checked, 'failed' after, 'refused' when the per-account limit turned it away. Success deletes it.
 
 /**
- * Serialises attempts from one client address until the transaction ends. Taken before lockEmail,
- * always, and in the two-key advisory space, so it can never collide with an e-mail's lock.
+ * Serialises attempts from one client address, then those for one e-mail, until the transaction
+ * ends: one statement, the address's lock always first (the inner select runs before the outer one
+ * can), in the two-key advisory space so it can never collide with an e-mail's lock. With
+ * `withUser`, also reads the live user of that e-mail. Counts must come in a later statement: a statement
+ * sees what was committed when it started, before the locks were granted.
  */
-export async function lockClient(tx: Queryable, clientKey: string): Promise<void> {
-  await tx.query(`select pg_advisory_xact_lock(hashtext('login-client'), hashtext($1))`, [clientKey]);
+export async function lockSignIn(tx: Queryable, clientKey: string, emailKey: string, withUser: boolean): Promise<UserRow | null> {
+  const { rows } = await tx.query<UserRow>(
+    `select ${userColumns('u')}
+       from (select pg_advisory_xact_lock(hashtext('login:' || $2))
+               from (select pg_advisory_xact_lock(hashtext('login-client'), hashtext($1))) address) locks
+       left join users u on $3 and lower(u.email) = lower($2) and u.deleted_at is null`,
+    [clientKey, emailKey, withUser],
+  );
+  return rows[0]?.id ? rows[0] : null;
 }
 
-/** Serialises attempts for one e-mail until the transaction ends. */
-export async function lockEmail(tx: Queryable, emailKey: string): Promise<void> {
-  await tx.query(`select pg_advisory_xact_lock(hashtext('login:' || $1))`, [emailKey]);
+/** Serialises attempts from one client address until the transaction ends (the two-key space, as lockSignIn). */
+export async function lockClient(tx: Queryable, clientKey: string): Promise<void> {
+  await tx.query(`select pg_advisory_xact_lock(hashtext('login-client'), hashtext($1))`, [clientKey]);
 }
 
 export interface AttemptCount {
@@ -98,24 +140,45 @@ export interface AttemptCount {
   oldest: Date | null;
 }
 
-/** Failed and still-running attempts for an e-mail (refusals do not extend its lock). */
-export async function recentAttempts(tx: Queryable, emailKey: string, since: Date): Promise<AttemptCount> {
-  const { rows } = await tx.query<AttemptCount>(
-    `select count(*)::int as count, min(attempted_at) as oldest from login_attempts
-      where email_key = $1 and attempted_at > $2 and outcome <> 'refused'`,
-    [emailKey, since],
-  );
-  return rows[0]!;
+export interface Reservation {
+  /** Every attempt from the address in the window, whatever its outcome. */
+  fromClient: AttemptCount;
+  /** Failed and still-running attempts for the e-mail in the window (refusals do not extend its lock). */
+  forEmail: AttemptCount;
+  /** The attempt recorded: 'pending' (a slot), 'refused' (the e-mail is over its limit), or none (the address is). */
+  attempt: { id: string; outcome: 'pending' | 'refused' } | null;
 }
 
-/** Every attempt from a client address, whatever its outcome. */
-export async function recentAttemptsFrom(tx: Queryable, clientKey: string, since: Date): Promise<AttemptCount> {
-  const { rows } = await tx.query<AttemptCount>(
-    `select count(*)::int as count, min(attempted_at) as oldest from login_attempts
-      where client_key = $1 and attempted_at > $2`,
-    [clientKey, since],
+/**
+ * One sign-in attempt's reservation, in one statement taken under lockSignIn: the e-mail's attempts
+ * older than the window are pruned, the address's and the e-mail's attempts in the window counted
+ * (the new one not among them), and the attempt recorded, unless the address is over its limit.
+ */
+export async function reserveAttempt(
+  tx: Queryable,
+  a: { emailKey: string; clientKey: string; since: Date; at: Date; addressMax: number; emailMax: number },
+): Promise<Reservation> {
+  const { rows } = await tx.query<{ client_count: number; client_oldest: Date | null; email_count: number; email_oldest: Date | null; attempt_id: string | null; outcome: 'pending' | 'refused' | null }>(
+    `with pruned as (delete from login_attempts where email_key = $1 and attempted_at <= $3),
+          counts as (
+            select c.n as client_count, c.oldest as client_oldest, e.n as email_count, e.oldest as email_oldest
+              from (select count(*)::int as n, min(attempted_at) as oldest from login_attempts
+                     where client_key = $2 and attempted_at > $3) c,
+                   (select count(*)::int as n, min(attempted_at) as oldest from login_attempts
+                     where email_key = $1 and attempted_at > $3 and outcome <> 'refused') e),
+          attempt as (
+            insert into login_attempts (email_key, client_key, attempted_at, outcome)
+            select $1, $2, $4, case when email_count >= $6 then 'refused' else 'pending' end from counts where client_count < $5
+            returning id, outcome)
+     select counts.*, attempt.id as attempt_id, attempt.outcome from counts left join attempt on true`,
+    [a.emailKey, a.clientKey, a.since, a.at, a.addressMax, a.emailMax],
   );
-  return rows[0]!;
+  const r = rows[0]!;
+  return {
+    fromClient: { count: r.client_count, oldest: r.client_oldest },
+    forEmail: { count: r.email_count, oldest: r.email_oldest },
+    attempt: r.attempt_id ? { id: r.attempt_id, outcome: r.outcome! } : null,
+  };
 }
 
 /** Failed sign-ins from a client address, in the window, for e-mails no live user has. */
@@ -129,10 +192,6 @@ export async function unknownEmailFailuresFrom(tx: Queryable, clientKey: string,
   return rows[0]!.n;
 }
 
-export async function pruneAttempts(tx: Queryable, emailKey: string, before: Date): Promise<void> {
-  await tx.query(`delete from login_attempts where email_key = $1 and attempted_at <= $2`, [emailKey, before]);
-}
-
 /** Deletes up to `limit` attempts made before `before`, whatever their e-mail or address. */
 export async function deleteAttemptsBefore(tx: Queryable, before: Date, limit: number): Promise<number> {
   const { rowCount } = await tx.query(
@@ -140,14 +199,6 @@ export async function deleteAttemptsBefore(tx: Queryable, before: Date, limit: n
     [before, limit],
   );
   return rowCount;
-}
-
-export async function insertAttempt(tx: Queryable, emailKey: string, clientKey: string, at: Date, outcome: 'pending' | 'refused'): Promise<string> {
-  const { rows } = await tx.query<{ id: string }>(
-    `insert into login_attempts (email_key, client_key, attempted_at, outcome) values ($1, $2, $3, $4) returning id`,
-    [emailKey, clientKey, at, outcome],
-  );
-  return rows[0]!.id;
 }
 
 export async function markAttemptFailed(tx: Queryable, id: string): Promise<void> {

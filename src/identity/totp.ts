@@ -7,7 +7,10 @@ const ISSUER = 'Device Management';
 const PERIOD_SECONDS = 30;
 
 export interface TotpService {
-  newSecret(accountName: string): { secret: string; otpauthUrl: string };
+  /** A fresh seed, base32. */
+  newSecret(): string;
+  /** The otpauth:// URL an authenticator app enrols the seed from. */
+  otpauthUrl(secret: string, accountName: string): string;
   /** The time step the code belongs to, or null when it matches none of now-1, now, now+1. */
   matchStep(secret: string, code: string, atMs: number): number | null;
   seal(secret: string): string;
@@ -28,10 +31,8 @@ function totpFor(secret: string, label = 'user'): OTPAuth.TOTP {
 export function createTotpService(encryptionKey: string): TotpService {
   const key = Buffer.from(hkdfSync('sha256', encryptionKey, 'dms', 'totp-seed-encryption', 32));
   return {
-    newSecret(accountName) {
-      const secret = new OTPAuth.Secret({ size: 20 }).base32;
-      return { secret, otpauthUrl: totpFor(secret, accountName).toString() };
-    },
+    newSecret: () => new OTPAuth.Secret({ size: 20 }).base32,
+    otpauthUrl: (secret, accountName) => totpFor(secret, accountName).toString(),
     matchStep(secret, code, atMs) {
       if (!/^\d{6}$/.test(code)) return null;
       const delta = totpFor(secret).validate({ token: code, timestamp: atMs, window: 1 });

@@ -1,5 +1,6 @@
 // SQL for users. Every function takes the transaction it runs in; row-level security applies.
 import type { Queryable } from '../db/database.js';
+import { queryPage } from '../db/pages.js';
 import type { Role } from './permissions.js';
 
 export type UserScope = 'system' | 'partner' | 'organization';
@@ -24,19 +25,16 @@ export interface UserRow {
   updated_at: Date;
 }
 
-const USER_COLUMNS = `id, email, name, password_hash, scope, partner_id, org_id, role, org_access, org_ids,
-  mfa_enabled, mfa_secret, mfa_pending_secret, last_login_at, created_at, updated_at`;
+const USER_COLUMN_NAMES = ['id', 'email', 'name', 'password_hash', 'scope', 'partner_id', 'org_id', 'role', 'org_access', 'org_ids',
+  'mfa_enabled', 'mfa_secret', 'mfa_pending_secret', 'last_login_at', 'created_at', 'updated_at'];
+const USER_COLUMNS = USER_COLUMN_NAMES.join(', ');
 
-export async function findUserByEmail(tx: Queryable, email: string): Promise<UserRow | null> {
-  const { rows } = await tx.query<UserRow>(
-    `select ${USER_COLUMNS} from users where lower(email) = lower($1) and deleted_at is null`,
-    [email],
-  );
-  return rows[0] ?? null;
-}
+/** A UserRow's columns, of the table aliased `alias`. */
+export const userColumns = (alias: string) => USER_COLUMN_NAMES.map((c) => `${alias}.${c}`).join(', ');
 
-export async function findUserById(tx: Queryable, id: string): Promise<UserRow | null> {
-  const { rows } = await tx.query<UserRow>(`select ${USER_COLUMNS} from users where id = $1 and deleted_at is null`, [id]);
+/** A live user; `forUpdate` locks it (a change computed from the stored row). */
+export async function findUserById(tx: Queryable, id: string, forUpdate = false): Promise<UserRow | null> {
+  const { rows } = await tx.query<UserRow>(`select ${USER_COLUMNS} from users where id = $1 and deleted_at is null${forUpdate ? ' for update' : ''}`, [id]);
   return rows[0] ?? null;
 }
 
@@ -67,6 +65,24 @@ export async function insertUser(tx: Queryable, user: NewUser): Promise<UserRow>
   return rows[0]!;
 }
 
+/**
+ * Inserts a tenant's user only if what it belongs to is live, as far as the scope can see: a
+ * partner-scope user's partner, or an organization-scope user's organization (whose partner the
+ * user takes; `partnerId`, when given, must be it). Null otherwise: the check costs no statement of
+ * its own, and the caller finds out which rule failed on that path only.
+ */
+export async function insertTenantUser(tx: Queryable, user: NewUser): Promise<UserRow | null> {
+  const source = user.scope === 'organization'
+    ? `select $1, $2, $3, $4, o.partner_id, o.id, $7, $8, $9::uuid[] from organizations o
+        where o.id = $6::uuid and o.deleted_at is null and ($5::uuid is null or o.partner_id = $5::uuid)`
+    : `select $1, $2, $3, $4, p.id, $6::uuid, $7, $8, $9::uuid[] from partners p where p.id = $5::uuid and p.deleted_at is null`;
+  const { rows } = await tx.query<UserRow>(
+    `insert into users (email, name, password_hash, scope, partner_id, org_id, role, org_access, org_ids) ${source} returning ${USER_COLUMNS}`,
+    [user.email, user.name, user.passwordHash, user.scope, user.partnerId, user.orgId, user.role, user.orgAccess, user.orgIds],
+  );
+  return rows[0] ?? null;
+}
+
 export interface UserChanges {
   email?: string;
   name?: string;
@@ -95,15 +111,32 @@ export async function updateUser(tx: Queryable, id: string, changes: UserChanges
   return rows[0] ?? null;
 }
 
-export async function softDeleteUser(tx: Queryable, id: string, at: Date): Promise<boolean> {
-  const { rowCount } = await tx.query(`update users set deleted_at = $2 where id = $1 and deleted_at is null`, [id, at]);
-  return rowCount === 1;
+/**
+ * Soft-deletes a live user and ends its sessions, in one statement; returns the user as it was
+ * (null when the scope sees no such user).
+ */
+export async function deleteUserEndingSessions(tx: Queryable, id: string, at: Date, reason: string): Promise<UserRow | null> {
+  const { rows } = await tx.query<UserRow>(
+    `with target as (select ${USER_COLUMNS} from users where id = $1 and deleted_at is null for update),
+          deleted as (update users set deleted_at = $2 where id = (select id from target)),
+          ended as (update sessions set revoked_at = $2, revoked_reason = $3 where user_id = (select id from target) and revoked_at is null)
+     select * from target`,
+    [id, at, reason],
+  );
+  return rows[0] ?? null;
 }
 
 export interface UserListFilter {
   partnerId?: string;
   orgId?: string;
   scope?: UserScope;
+  /**
+   * The users the caller reaches, as row-level security decides them (null: everyone, system
+   * scope): those of these organizations, and the partner-level users of `partnerId`. Stated in
+   * the query, so that it reads those users through their indexes instead of filtering them out of
+   * every tenant's (row-level security's OR cannot use an index).
+   */
+  reach: { orgIds: readonly string[]; partnerId: string | null } | null;
 }
 
 export async function listUsers(
@@ -115,18 +148,18 @@ export async function listUsers(
 ): Promise<{ rows: UserRow[]; total: number | null }> {
   const where = ['deleted_at is null'];
   const params: unknown[] = [];
+  if (filter.reach) {
+    where.push(`(org_id = any($${params.push(filter.reach.orgIds)}::uuid[]) or (org_id is null and partner_id = $${params.push(filter.reach.partnerId)}::uuid))`);
+  }
   if (filter.partnerId) where.push(`partner_id = $${params.push(filter.partnerId)}`);
   if (filter.orgId) where.push(`org_id = $${params.push(filter.orgId)}`);
   if (filter.scope) where.push(`scope = $${params.push(filter.scope)}`);
   const clause = where.join(' and ');
-  const { rows } = await tx.query<UserRow>(
-    `select ${USER_COLUMNS} from users where ${clause} order by created_at desc, id desc
-     limit $${params.length + 1} offset $${params.length + 2}`,
-    [...params, limit, offset],
-  );
-  if (!withTotal) return { rows, total: null };
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from users where ${clause}`, params);
-  return { rows, total: count.rows[0]!.total };
+  return queryPage<UserRow>(tx, {
+    rows: `select ${USER_COLUMNS} from users where ${clause} order by created_at desc, id desc limit $${params.length + 1} offset $${params.length + 2}`,
+    count: withTotal ? `select count(*)::int from users where ${clause}` : null,
+    params: [...params, limit, offset],
+  });
 }
 
 /** Serialises first-admin creation: two instances starting on an empty database take turns. */
@@ -139,8 +172,13 @@ export async function countUsers(tx: Queryable): Promise<number> {
   return rows[0]!.n;
 }
 
-export async function setPendingMfaSecret(tx: Queryable, id: string, sealed: string): Promise<void> {
-  await tx.query(`update users set mfa_pending_secret = $2 where id = $1`, [id, sealed]);
+/** Stores a TOTP enrolment's secret for a live user without MFA; returns the user's e-mail, null for no such user. */
+export async function setPendingMfaSecret(tx: Queryable, id: string, sealed: string): Promise<string | null> {
+  const { rows } = await tx.query<{ email: string }>(
+    `update users set mfa_pending_secret = $2 where id = $1 and deleted_at is null and not mfa_enabled returning email`,
+    [id, sealed],
+  );
+  return rows[0]?.email ?? null;
 }
 
 export async function activateMfa(tx: Queryable, id: string, step: number): Promise<void> {
@@ -158,10 +196,6 @@ export async function consumeMfaStep(tx: Queryable, id: string, step: number): P
     [id, step],
   );
   return rowCount === 1;
-}
-
-export async function touchLastLogin(tx: Queryable, id: string, at: Date): Promise<void> {
-  await tx.query(`update users set last_login_at = $2 where id = $1`, [id, at]);
 }
 
 /** Organizations of a partner that are live, for validating grants. */

@@ -84,11 +84,27 @@ function assertAccessShape(scope: UserScope, access: OrgAccess, input: { orgAcce
   if (access !== 'selected' && input.orgIds?.length) throw new AppError('VALIDATION_FAILED', 'orgIds is only allowed with orgAccess "selected"');
 }
 
-/** The access to grant a partner-scope user of `partnerId`: within the caller's, to live organizations of that partner. */
-async function assertAccessGrantable(tx: Transaction, caller: Caller, partnerId: string | null, access: OrgAccess, orgIds: string[]): Promise<void> {
-  if (!accessCovers(caller, access, orgIds)) throw permissionDenied('You cannot grant access to organizations you cannot reach');
+/**
+ * The access to grant a partner-scope user of `partnerId`: within the caller's, to live
+ * organizations of that partner. `partnerGone` runs on the failure paths only: a create checks
+ * its partner there, so that a missing partner stays 404 whatever else is wrong with the request.
+ */
+async function assertAccessGrantable(
+  tx: Transaction,
+  caller: Caller,
+  partnerId: string | null,
+  access: OrgAccess,
+  orgIds: string[],
+  partnerGone: () => Promise<boolean> = async () => false,
+): Promise<void> {
+  if (!accessCovers(caller, access, orgIds)) {
+    if (await partnerGone()) throw notFound('Partner');
+    throw permissionDenied('You cannot grant access to organizations you cannot reach');
+  }
+  if (orgIds.length === 0) return;
   const found = await users.liveOrganizations(tx, orgIds);
   if (found.length !== orgIds.length || found.some((o) => o.partner_id !== partnerId)) {
+    if (await partnerGone()) throw notFound('Partner');
     throw new AppError('VALIDATION_FAILED', 'orgIds must name live organizations of the user’s partner');
   }
 }
@@ -115,8 +131,6 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
 
   async function create(caller: Caller, input: CreateUserInput, meta: RequestMeta): Promise<UserView> {
     assertRoleGrantable(caller, input.role);
-    let partnerId: string | null = null;
-    let orgId: string | null = null;
     const orgAccess: OrgAccess = input.scope === 'partner' ? (input.orgAccess ?? 'all') : 'none';
     const orgIds = input.scope === 'partner' && orgAccess === 'selected' ? [...new Set(input.orgIds ?? [])] : [];
 
@@ -125,43 +139,38 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
     // Hashing takes tens of milliseconds of CPU: done before the transaction holds a connection.
     const passwordHash = await hashPassword(input.password);
     return withTenant(db, caller.tenant, async (tx) => {
+      const user = { email: input.email.trim(), name: input.name, passwordHash, scope: input.scope, role: input.role, orgAccess, orgIds };
+      let row: UserRow | null;
+      // A live user's e-mail (any case) taken already: users_live_email refuses the insert, a 409.
       if (input.scope === 'system') {
         if (caller.scope !== 'system') throw permissionDenied('Only system-scope users can create system-scope users');
         if (input.partnerId || input.orgId) throw new AppError('VALIDATION_FAILED', 'System-scope users belong to no partner or organization');
+        row = await users.insertUser(tx, { ...user, partnerId: null, orgId: null });
       } else if (input.scope === 'partner') {
         if (input.orgId) throw new AppError('VALIDATION_FAILED', 'Partner-scope users belong to no single organization: use orgAccess/orgIds');
         if (caller.scope === 'organization') throw permissionDenied('Organization-scope users can only create users of their organization');
-        partnerId = caller.scope === 'partner' ? caller.partnerId : (input.partnerId ?? null);
+        const partnerId = caller.scope === 'partner' ? caller.partnerId : (input.partnerId ?? null);
         if (!partnerId) throw new AppError('VALIDATION_FAILED', 'partnerId is required for partner-scope users');
         if (caller.scope === 'partner' && input.partnerId && input.partnerId !== caller.partnerId) {
           throw permissionDenied('You can only create users of your own partner');
         }
-        if (!(await users.partnerStatus(tx, partnerId))) throw notFound('Partner');
-        await assertAccessGrantable(tx, caller, partnerId, orgAccess, orgIds);
+        // The partner must be live: the insert checks it, and the failure paths before it look first.
+        await assertAccessGrantable(tx, caller, partnerId, orgAccess, orgIds, async () => !(await users.partnerStatus(tx, partnerId)));
+        row = await users.insertTenantUser(tx, { ...user, partnerId, orgId: null });
+        if (!row) throw notFound('Partner');
       } else {
-        orgId = caller.scope === 'organization' ? caller.orgId : (input.orgId ?? null);
+        const orgId = caller.scope === 'organization' ? caller.orgId : (input.orgId ?? null);
         if (!orgId) throw new AppError('VALIDATION_FAILED', 'orgId is required for organization-scope users');
         const outOfReach = () => permissionDenied('You cannot create users in an organization outside your reach');
         if (input.orgId && !caller.canAccessOrg(input.orgId)) throw outOfReach();
-        const [org] = await users.liveOrganizations(tx, [orgId]);
-        if (!org) throw caller.scope === 'system' ? notFound('Organization') : outOfReach();
-        if (input.partnerId && input.partnerId !== org.partner_id) {
+        // The organization must be live (and of partnerId, when given): the insert checks it.
+        row = await users.insertTenantUser(tx, { ...user, partnerId: input.partnerId ?? null, orgId });
+        if (!row) {
+          const [org] = await users.liveOrganizations(tx, [orgId]);
+          if (!org) throw caller.scope === 'system' ? notFound('Organization') : outOfReach();
           throw new AppError('VALIDATION_FAILED', 'partnerId does not match the organization’s partner');
         }
-        partnerId = org.partner_id;
       }
-      // A live user's e-mail (any case) taken already: users_live_email refuses the insert, a 409.
-      const row = await users.insertUser(tx, {
-        email: input.email.trim(),
-        name: input.name,
-        passwordHash,
-        scope: input.scope,
-        partnerId,
-        orgId,
-        role: input.role,
-        orgAccess,
-        orgIds,
-      });
       await recordAudit(tx, userEvent(caller, meta, 'user.create', row, { after: auditSnapshot(row) }));
       return userView(row);
     });
@@ -170,7 +179,8 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   async function list(caller: Caller, query: ListUsersQuery & { skipCount?: boolean }): Promise<PaginatedResult<UserView>> {
     const page = pageOf(query);
     return withTenant(db, caller.tenant, async (tx) => {
-      const filter: users.UserListFilter = {};
+      const reach = caller.accessibleOrgIds && { orgIds: caller.accessibleOrgIds, partnerId: caller.scope === 'partner' ? caller.partnerId : null };
+      const filter: users.UserListFilter = { reach };
       if (query.partnerId) filter.partnerId = query.partnerId;
       if (query.orgId) filter.orgId = query.orgId;
       if (query.scope) filter.scope = query.scope;
@@ -212,7 +222,10 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
 
     const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
     const view = await withTenant(db, caller.tenant, async (tx) => {
-      const target = await users.findUserById(tx, id);
+      // Read first (locked, as the change is computed from it): whether the caller may manage the
+      // user is decided before an e-mail's uniqueness (403 before 409), and access changes need
+      // the stored grants.
+      const target = await users.findUserById(tx, id, true);
       if (!target) return null;
       assertManageable(caller, target);
       const changes: users.UserChanges = {};
@@ -251,12 +264,9 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   async function remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
     if (id === caller.id) throw permissionDenied('You cannot delete your own account');
     const deleted = await withTenant(db, caller.tenant, async (tx) => {
-      const target = await users.findUserById(tx, id);
+      const target = await users.deleteUserEndingSessions(tx, id, new Date(now()), 'user deleted');
       if (!target) return false;
-      assertManageable(caller, target);
-      const at = new Date(now());
-      await users.softDeleteUser(tx, id, at);
-      await revokeUserSessions(tx, id, 'user deleted', at, null);
+      assertManageable(caller, target); // throws, rolling the delete back
       await recordAudit(tx, userEvent(caller, meta, 'user.delete', target, { before: auditSnapshot(target) }));
       return true;
     });

@@ -1,7 +1,7 @@
 // Live event-log queries (SPEC "Live event log queries", API.md §7): the device is checked against
 // the caller's reach before anything is sent to its agent, and every query is audited
 // (`device.eventlogs.query`) with its outcome.
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { AppError, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
@@ -27,10 +27,11 @@ export function createLiveQueriesService(deps: {
   db: Database;
   gateway: AgentGateway;
   recordAudit: RecordAudit;
-  deviceInReach(caller: Caller, id: string): Promise<{ id: string; orgId: string }>;
+  deviceInReach(tx: Queryable, caller: Caller, id: string): Promise<{ id: string; orgId: string }>;
 }) {
   async function run(caller: Caller, deviceId: string, command: CommandPayload, meta: RequestMeta): Promise<unknown> {
-    const device = await deps.deviceInReach(caller, deviceId);
+    // The reach check and the audit entry are two transactions: none may stay open while the agent answers.
+    const device = await withTenant(deps.db, caller.tenant, (tx) => deps.deviceInReach(tx, caller, deviceId));
     let outcome: { result: unknown } | { error: AppError };
     try {
       outcome = { result: await deps.gateway.execute(device.id, command) };

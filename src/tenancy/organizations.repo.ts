@@ -1,6 +1,7 @@
 // SQL for organizations. Soft-deleted organizations are invisible to every query here.
 import type { Queryable } from '../db/database.js';
 import { columnValues, type ColumnMap } from '../db/columns.js';
+import { queryPage } from '../db/pages.js';
 
 export interface OrganizationRow {
   id: string;
@@ -42,7 +43,8 @@ const ORGANIZATION_COLUMNS: ColumnMap<OrganizationField> = { columns: ORGANIZATI
 
 /**
  * Live organizations, ordered as API.md §4 says: by the partner's organizationOrder when it has one
- * (the rest after, in registration order), otherwise by name.
+ * (the rest after, in registration order), otherwise by name. With a page, the total comes in the
+ * same statement (none with skipCount); without one (GET /orgs), every row and no total.
  */
 export async function listOrganizations(
   tx: Queryable,
@@ -54,20 +56,19 @@ export async function listOrganizations(
   if (filter.partnerId) where.push(`o.partner_id = $${params.push(filter.partnerId)}`);
   if (filter.ids) where.push(`o.id = any($${params.push(filter.ids)}::uuid[])`);
   const clause = where.join(' and ');
-  const paging = page ? ` limit $${params.length + 1} offset $${params.length + 2}` : '';
-  const { rows } = await tx.query<OrganizationRow>(
-    `select ${COLUMNS} from organizations o
+  const rows = `select ${COLUMNS} from organizations o
        left join partners p on p.id = o.partner_id
        left join lateral (
          select array_position(array(select jsonb_array_elements_text(p.settings -> 'organizationOrder')), o.id::text) as position
        ) ord on true
       where ${clause}
-      order by ${filter.partnerOrder ? `ord.position nulls last, case when p.settings ? 'organizationOrder' then o.created_at end, ` : ''}o.name, o.id${paging}`,
-    page ? [...params, page.limit, page.offset] : params,
-  );
-  if (page?.withTotal === false) return { rows, total: null };
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from organizations o where ${clause}`, params);
-  return { rows, total: count.rows[0]!.total };
+      order by ${filter.partnerOrder ? `ord.position nulls last, case when p.settings ? 'organizationOrder' then o.created_at end, ` : ''}o.name, o.id`;
+  if (!page) return { rows: (await tx.query<OrganizationRow>(rows, params)).rows, total: null };
+  return queryPage<OrganizationRow>(tx, {
+    rows: `${rows} limit $${params.length + 1} offset $${params.length + 2}`,
+    count: page.withTotal === false ? null : `select count(*)::int from organizations o where ${clause}`,
+    params: [...params, page.limit, page.offset],
+  });
 }
 
 export async function findOrganization(tx: Queryable, id: string): Promise<OrganizationRow | null> {
@@ -75,42 +76,91 @@ export async function findOrganization(tx: Queryable, id: string): Promise<Organ
   return rows[0] ?? null;
 }
 
-/** Locks the partner row (serialising creations under a cap, and order writes) and returns what the rules need. */
-export async function lockPartner(tx: Queryable, partnerId: string): Promise<{ max_organizations: number | null; live: number } | null> {
+/** Locks the partner row (serialising creations under a cap) and returns its cap; null when the partner is gone. */
+export async function lockPartner(tx: Queryable, partnerId: string): Promise<{ max_organizations: number | null } | null> {
   const { rows } = await tx.query<{ max_organizations: number | null }>(
     `select max_organizations from partners where id = $1 and deleted_at is null for update`,
     [partnerId],
   );
-  if (!rows[0]) return null;
-  const count = await tx.query<{ live: number }>(`select count(*)::int as live from organizations where partner_id = $1 and deleted_at is null`, [partnerId]);
-  return { max_organizations: rows[0].max_organizations, live: count.rows[0]!.live };
+  return rows[0] ?? null;
 }
 
-export async function insertOrganization(tx: Queryable, id: string, partnerId: string, values: OrganizationValues): Promise<void> {
+/**
+ * Inserts the organization unless its partner already has `cap` live ones; null when it has. Run
+ * after lockPartner, in a statement of its own: a statement's snapshot is taken when it starts, so
+ * only a count begun after the lock was granted sees the organizations the previous holder added.
+ */
+export async function insertOrganization(tx: Queryable, id: string, partnerId: string, values: OrganizationValues, cap: number | null): Promise<OrganizationRow | null> {
   const { columns, params } = columnValues(ORGANIZATION_COLUMNS, values);
-  await tx.query(
-    `insert into organizations (id, partner_id${columns.map((c) => `, ${c}`).join('')})
-     values ($1, $2${columns.map((_, i) => `, $${i + 3}`).join('')})`,
-    [id, partnerId, ...params],
+  const { rows } = await tx.query<OrganizationRow>(
+    `insert into organizations as o (id, partner_id${columns.map((c) => `, ${c}`).join('')})
+     select $1, $2${columns.map((_, i) => `, $${i + 4}`).join('')}
+      where $3::int is null or (select count(*) from organizations where partner_id = $2 and deleted_at is null) < $3::int
+     returning ${COLUMNS}`,
+    [id, partnerId, cap, ...params],
   );
+  return rows[0] ?? null;
 }
 
-export async function updateOrganization(tx: Queryable, id: string, values: OrganizationValues): Promise<void> {
+/** What a PATCH can change, as JSON (no dates but the contract's): the "before" of its audit entry. */
+const BEFORE = `json_build_object('name', b.name, 'slug', b.slug, 'type', b.type, 'status', b.status, 'max_devices', b.max_devices,
+  'settings', b.settings, 'sso_config', b.sso_config, 'contract_start', b.contract_start, 'contract_end', b.contract_end,
+  'billing_contact', b.billing_contact)`;
+
+/** A contract date as the API compares them (at millisecond precision, like the stored value). */
+const contractDate = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string).toISOString());
+
+/**
+ * Updates a live organization in one statement and returns it as it was and as it is (the old row
+ * read locked, so "before" is the latest committed version). The contract must not end before it
+ * starts, given and kept dates together; null when the organization is missing or that check fails.
+ */
+export async function updateOrganization(tx: Queryable, id: string, values: OrganizationValues): Promise<{ before: OrganizationRow; after: OrganizationRow } | null> {
   const { columns, params } = columnValues(ORGANIZATION_COLUMNS, values);
-  await tx.query(`update organizations set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')} where id = $1 and deleted_at is null`, [id, ...params]);
+  const all: unknown[] = [id, ...params];
+  const sets = columns.map((c, i) => `${c} = $${i + 2}`);
+  // As the API always compared them: a date given as null falls back to the kept one.
+  const dated = (field: 'contractStart' | 'contractEnd', kept: string) =>
+    values[field] === undefined ? kept : `coalesce($${all.push(contractDate(values[field]))}::timestamptz, ${kept})`;
+  const start = dated('contractStart', 'b.contract_start');
+  const end = dated('contractEnd', 'b.contract_end');
+  const { rows } = await tx.query<OrganizationRow & { before: Record<string, unknown> }>(
+    `update organizations as o set ${sets.join(', ')}
+       from (select * from organizations where id = $1 and deleted_at is null for update) b
+      where o.id = b.id and not coalesce(${start} > ${end}, false)
+      returning ${COLUMNS}, ${BEFORE} as before`,
+    all,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { before, ...after } = row;
+  const date = (v: unknown) => (v === null ? null : new Date(v as string));
+  return { before: { ...after, ...before, contract_start: date(before.contract_start), contract_end: date(before.contract_end) } as OrganizationRow, after };
 }
 
-export async function softDeleteOrganization(tx: Queryable, id: string, at: Date): Promise<void> {
-  await tx.query(`update organizations set deleted_at = $2 where id = $1 and deleted_at is null`, [id, at]);
+/** Soft-deletes a live organization and returns it; null when there is none. */
+export async function softDeleteOrganization(tx: Queryable, id: string, at: Date): Promise<OrganizationRow | null> {
+  const { rows } = await tx.query<OrganizationRow>(
+    `update organizations as o set deleted_at = $2 where o.id = $1 and o.deleted_at is null returning ${COLUMNS}`,
+    [id, at],
+  );
+  return rows[0] ?? null;
 }
 
-/** The partner's live organizations in registration order, for cleaning an order list. */
-export async function registrationOrder(tx: Queryable, partnerId: string): Promise<string[]> {
-  const { rows } = await tx.query<{ id: string }>(
-    `select id from organizations where partner_id = $1 and deleted_at is null order by created_at, id`,
+/**
+ * The partner's live organizations in registration order, for cleaning an order list, with the
+ * partner's row locked so order writes (and creations) take turns. Empty when the partner is gone.
+ */
+export async function lockedRegistrationOrder(tx: Queryable, partnerId: string): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string | null }>(
+    `select o.id from partners p
+       left join lateral (select id, created_at from organizations where partner_id = p.id and deleted_at is null) o on true
+      where p.id = $1 and p.deleted_at is null
+      order by o.created_at, o.id
+      for update of p`,
     [partnerId],
   );
-  return rows.map((r) => r.id);
+  return rows.flatMap((r) => (r.id === null ? [] : [r.id]));
 }
 
 export async function setOrganizationOrder(tx: Queryable, partnerId: string, order: string[]): Promise<void> {

@@ -103,18 +103,15 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       }
       assertContract(body.contractStart, body.contractEnd);
       const { partnerId: _ignored, ...values } = body;
-      const view = await withTenant(db, caller.tenant, async (tx) => {
+      const id = randomUUID();
+      // The caller's reach includes the new organization from BEGIN on (a fresh id: nothing else
+      // becomes visible), so the entry can go into the organization's own chain.
+      const tenant = caller.tenant.scope === 'partner' ? { ...caller.tenant, orgIds: [...caller.tenant.orgIds, id] } : caller.tenant;
+      const view = await withTenant(db, tenant, async (tx) => {
         const partner = await orgs.lockPartner(tx, partnerId);
         if (!partner) throw notFound('Partner');
-        if (partner.max_organizations !== null && partner.live >= partner.max_organizations) {
-          throw limitReached('partner', partner.max_organizations, 'organizations');
-        }
-        const id = randomUUID();
-        await orgs.insertOrganization(tx, id, partnerId, values); // a taken slug: organizations_live_slug, 409
-        // The caller's reach now includes the new organization: widen this transaction's scope so
-        // the entry can go into the organization's own chain.
-        if (caller.tenant.scope === 'partner') await applyTenantScope(tx, db.appRole, { ...caller.tenant, orgIds: [...caller.tenant.orgIds, id] });
-        const row = (await orgs.findOrganization(tx, id))!;
+        const row = await orgs.insertOrganization(tx, id, partnerId, values, partner.max_organizations); // a taken slug: organizations_live_slug, 409
+        if (!row) throw limitReached('partner', partner.max_organizations!, 'organizations');
         await recordAudit(tx, event(caller, meta, 'organization.create', row, { partnerId, status: row.status, type: row.type }));
         return organizationView(row);
       });
@@ -129,13 +126,16 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
     async update(caller: Caller, id: string, body: Static<typeof UpdateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
       if (fields.length === 0) throw emptyUpdate('at least one organization field (partnerId cannot be changed)');
+      if (!caller.canAccessOrg(id)) throw notFound('Organization');
       const view = await withTenant(db, caller.tenant, async (tx) => {
-        const current = await reachable(tx, caller, id);
-        assertContract(body.contractStart ?? current.contract_start?.toISOString(), body.contractEnd ?? current.contract_end?.toISOString());
-        await orgs.updateOrganization(tx, id, body); // a taken slug: organizations_live_slug, 409
-        const row = (await orgs.findOrganization(tx, id))!;
-        const after = organizationView(row);
-        await recordAudit(tx, event(caller, meta, 'organization.update', row, changeDetails(fields, organizationView(current), after)));
+        const updated = await orgs.updateOrganization(tx, id, body); // a taken slug: organizations_live_slug, 409
+        if (!updated) {
+          // Not updated: the organization is gone, or the contract would end before it starts.
+          if (!(await orgs.findOrganization(tx, id))) throw notFound('Organization');
+          throw reversedRange('contractStart', 'contractEnd');
+        }
+        const after = organizationView(updated.after);
+        await recordAudit(tx, event(caller, meta, 'organization.update', updated.after, changeDetails(fields, organizationView(updated.before), after)));
         return after;
       });
       deps.announceChange('organization updated'); // status reaches the suspended-organization guard
@@ -143,9 +143,10 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
     },
 
     async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      if (!caller.canAccessOrg(id)) throw notFound('Organization');
       await withTenant(db, caller.tenant, async (tx) => {
-        const row = await reachable(tx, caller, id);
-        await orgs.softDeleteOrganization(tx, id, new Date());
+        const row = await orgs.softDeleteOrganization(tx, id, new Date());
+        if (!row) throw notFound('Organization');
         await recordAudit(tx, event(caller, meta, 'organization.delete', row, { partnerId: row.partner_id }));
       });
       deps.announceChange('organization deleted');
@@ -161,7 +162,9 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       if (!caller.partnerId) throw partnerContextRequired('order');
       const partnerId = caller.partnerId;
       return withTenant(db, caller.tenant, async (tx) => {
-        const live = await orgs.registrationOrder(tx, partnerId); // row-level security: only what the caller reaches
+        // Row-level security: only what the caller reaches. The partner's row is locked, so order
+        // writes (and creations) take turns and two narrow callers cannot lose each other's slots.
+        const live = await orgs.lockedRegistrationOrder(tx, partnerId);
         const known = new Set(live);
         const kept = [...new Set(order)].filter((id) => known.has(id));
         const cleaned = [...kept, ...live.filter((id) => !kept.includes(id))];
@@ -171,8 +174,6 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
           return { organizationOrder: cleaned };
         }
         if (cleaned.length === 0) return { organizationOrder: [] };
-        // Serialises order writes (and creations), so two narrow callers cannot lose each other's slots.
-        if (!(await orgs.lockPartner(tx, partnerId))) throw notFound('Partner');
         // The slots of the organizations the caller cannot see are read under the partner's whole
         // reach, for this one query; the ids never leave this function.
         await applyTenantScope(tx, db.appRole, { ...tenant, allOrgs: true });

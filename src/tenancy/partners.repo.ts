@@ -1,6 +1,7 @@
 // SQL for partners. Deleted partners (deleted_at set) are invisible to every query here.
 import type { Queryable } from '../db/database.js';
 import { columnValues, type ColumnMap } from '../db/columns.js';
+import { queryPage } from '../db/pages.js';
 
 export type PartnerStatus = 'pending' | 'active' | 'suspended' | 'churned';
 
@@ -24,8 +25,9 @@ export interface PartnerRow extends PartnerSummary {
   deleted_at: Date | null;
 }
 
-const COLUMNS = `id, name, slug, type, plan, status, max_organizations, max_devices, settings, sso_config, billing_email,
-  created_at, updated_at, deleted_at`;
+const COLUMN_NAMES = ['id', 'name', 'slug', 'type', 'plan', 'status', 'max_organizations', 'max_devices', 'settings', 'sso_config',
+  'billing_email', 'created_at', 'updated_at', 'deleted_at'];
+const COLUMNS = COLUMN_NAMES.join(', ');
 
 /** Writable columns, by API field name. */
 export const PARTNER_FIELDS = {
@@ -45,9 +47,18 @@ export type PartnerValues = Partial<Record<PartnerField, unknown>>;
 
 const PARTNER_COLUMNS: ColumnMap<PartnerField> = { columns: PARTNER_FIELDS, json: new Set(['settings', 'ssoConfig']) };
 
-export async function liveSlugExists(tx: Queryable, slug: string): Promise<boolean> {
-  const { rows } = await tx.query(`select 1 from partners where slug = $1 and deleted_at is null`, [slug]);
-  return rows.length > 0;
+/**
+ * A pending partner (self-signup): `slug`, or `slug-suffix` when a live partner holds `slug`
+ * already, decided in the insert itself.
+ */
+export async function insertPendingPartner(tx: Queryable, name: string, slug: string, suffix: string): Promise<PartnerRow> {
+  const { rows } = await tx.query<PartnerRow>(
+    `insert into partners (name, slug, status)
+     select $1, case when exists (select 1 from partners where slug = $2 and deleted_at is null) then $2 || '-' || $3 else $2 end, 'pending'
+     returning ${COLUMNS}`,
+    [name, slug, suffix],
+  );
+  return rows[0]!;
 }
 
 export async function insertPartner(tx: Queryable, values: PartnerValues & { name: string; slug: string }): Promise<PartnerRow> {
@@ -59,29 +70,42 @@ export async function insertPartner(tx: Queryable, values: PartnerValues & { nam
   return rows[0]!;
 }
 
-export async function findPartner(tx: Queryable, id: string): Promise<PartnerRow | null> {
-  const { rows } = await tx.query<PartnerRow>(`select ${COLUMNS} from partners where id = $1 and deleted_at is null`, [id]);
+/** A live partner; `forUpdate` locks it (a settings merge reads what it will write over). */
+export async function findPartner(tx: Queryable, id: string, forUpdate = false): Promise<PartnerRow | null> {
+  const { rows } = await tx.query<PartnerRow>(`select ${COLUMNS} from partners where id = $1 and deleted_at is null${forUpdate ? ' for update' : ''}`, [id]);
   return rows[0] ?? null;
 }
 
 export async function listPartners(tx: Queryable, limit: number, offset: number, withTotal = true): Promise<{ rows: PartnerRow[]; total: number | null }> {
-  const { rows } = await tx.query<PartnerRow>(
-    `select ${COLUMNS} from partners where deleted_at is null order by created_at desc, id desc limit $1 offset $2`,
-    [limit, offset],
-  );
-  if (!withTotal) return { rows, total: null };
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from partners where deleted_at is null`);
-  return { rows, total: count.rows[0]!.total };
+  return queryPage<PartnerRow>(tx, {
+    rows: `select ${COLUMNS} from partners where deleted_at is null order by created_at desc, id desc limit $1 offset $2`,
+    count: withTotal ? `select count(*)::int from partners where deleted_at is null` : null,
+    params: [limit, offset],
+  });
 }
 
-export async function updatePartner(tx: Queryable, id: string, values: PartnerValues): Promise<PartnerRow | null> {
+/** What a PATCH can change, as JSON: the "before" of its audit entry. */
+const BEFORE = `json_build_object('name', b.name, 'slug', b.slug, 'type', b.type, 'plan', b.plan, 'status', b.status,
+  'max_organizations', b.max_organizations, 'max_devices', b.max_devices, 'settings', b.settings, 'sso_config', b.sso_config,
+  'billing_email', b.billing_email)`;
+
+/**
+ * Updates a live partner in one statement and returns it as it was and as it is (the old row read
+ * locked, so "before" is the latest committed version); null when there is no such partner.
+ */
+export async function updatePartner(tx: Queryable, id: string, values: PartnerValues): Promise<{ before: PartnerRow; after: PartnerRow } | null> {
   const { columns, params } = columnValues(PARTNER_COLUMNS, values);
-  const { rows } = await tx.query<PartnerRow>(
-    `update partners set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')}
-      where id = $1 and deleted_at is null returning ${COLUMNS}`,
+  const { rows } = await tx.query<PartnerRow & { before: Partial<PartnerRow> }>(
+    `update partners p set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')}
+       from (select * from partners where id = $1 and deleted_at is null for update) b
+      where p.id = b.id
+      returning ${COLUMN_NAMES.map((c) => `p.${c}`).join(', ')}, ${BEFORE} as before`,
     [id, ...params],
   );
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { before, ...after } = row;
+  return { before: { ...after, ...before }, after };
 }
 
 export async function softDeletePartner(tx: Queryable, id: string, at: Date): Promise<PartnerRow | null> {

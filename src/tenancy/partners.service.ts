@@ -27,10 +27,8 @@ export function slugFromName(name: string): string {
 }
 
 /** Creates a pending partner for self-signup, suffixing the slug when the name's slug is taken. */
-export async function createPendingPartner(tx: Queryable, name: string): Promise<partners.PartnerRow> {
-  let slug = slugFromName(name);
-  if (await partners.liveSlugExists(tx, slug)) slug = `${slug}-${randomBytes(3).toString('hex')}`;
-  return partners.insertPartner(tx, { name, slug, status: 'pending' });
+export function createPendingPartner(tx: Queryable, name: string): Promise<partners.PartnerRow> {
+  return partners.insertPendingPartner(tx, name, slugFromName(name), randomBytes(3).toString('hex'));
 }
 
 function isTimezone(name: string): boolean {
@@ -102,6 +100,20 @@ function partnerViewFor(caller: Caller, row: partners.PartnerRow): PartnerView {
   return { ...view, settings: { ...row.settings, organizationOrder: order.filter((id) => typeof id === 'string' && caller.canAccessOrg(id)) } };
 }
 
+/**
+ * Updates a live partner; null when there is none. Settings are merged key by key with the stored
+ * ones, read locked first so a concurrent merge cannot be lost; without settings, one statement.
+ */
+async function updateWithSettings(tx: Queryable, id: string, body: { settings?: Settings } & partners.PartnerValues) {
+  const values: partners.PartnerValues = { ...body };
+  if (body.settings) {
+    const current = await partners.findPartner(tx, id, true);
+    if (!current) return null;
+    values.settings = mergeSettings(current.settings, body.settings);
+  }
+  return partners.updatePartner(tx, id, values);
+}
+
 export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
   const { db, recordAudit } = deps;
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: partners.PartnerRow, details: Record<string, unknown>) => // partners belong to no organization: the platform chain
@@ -136,13 +148,11 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
       if (fields.length === 0) throw emptyUpdate('at least one partner field');
       assertSettings(body.settings);
       const view = await withTenant(db, caller.tenant, async (tx) => {
-        const current = await partners.findPartner(tx, id);
-        if (!current) throw notFound('Partner');
-        const values: partners.PartnerValues = { ...body };
-        if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
-        const row = (await partners.updatePartner(tx, id, values))!; // a taken slug: partners_live_slug, 409
-        await recordAudit(tx, event(caller, meta, 'partner.update', row, changeDetails(fields, partnerView(current), partnerView(row))));
-        return partnerView(row);
+        const changed = await updateWithSettings(tx, id, body); // a taken slug: partners_live_slug, 409
+        if (!changed) throw notFound('Partner');
+        const { before, after } = changed;
+        await recordAudit(tx, event(caller, meta, 'partner.update', after, changeDetails(fields, partnerView(before), partnerView(after))));
+        return partnerView(after);
       });
       deps.announceChange('partner updated'); // status changes reach the partner guard at once
       return view;
@@ -171,17 +181,15 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
       if (fields.length === 0) throw emptyUpdate('name, billingEmail or settings');
       assertSettings(body.settings);
       return withTenant(db, caller.tenant, async (tx) => {
-        const current = await partners.findPartner(tx, caller.partnerId!);
-        if (!current) throw notFound('Partner');
-        const values: partners.PartnerValues = { ...body };
-        if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
-        const row = (await partners.updatePartner(tx, current.id, values))!;
+        const changed = await updateWithSettings(tx, caller.partnerId!, body);
+        if (!changed) throw notFound('Partner');
+        const { before, after } = changed;
         const settingsKeys = body.settings ? Object.keys(body.settings).map((k) => `settings.${k}`) : [];
-        await recordAudit(tx, event(caller, meta, 'partner.settings.update', row, {
-          ...changeDetails(fields, partnerView(current), partnerView(row)),
+        await recordAudit(tx, event(caller, meta, 'partner.settings.update', after, {
+          ...changeDetails(fields, partnerView(before), partnerView(after)),
           changedFields: [...fields.filter((f) => f !== 'settings'), ...settingsKeys],
         }));
-        return partnerViewFor(caller, row);
+        return partnerViewFor(caller, after);
       });
     },
   };

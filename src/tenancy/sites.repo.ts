@@ -1,6 +1,7 @@
 // SQL for sites (hard-deleted; reachable only through a live organization).
 import type { Queryable } from '../db/database.js';
 import { columnValues, type ColumnMap } from '../db/columns.js';
+import { queryPage } from '../db/pages.js';
 
 export interface SiteRow {
   id: string;
@@ -31,38 +32,40 @@ export async function locateSite(tx: Queryable, id: string): Promise<{ org_id: s
   return rows[0] ?? null;
 }
 
+/** A site of a live organization, as far as the transaction's scope can see. */
 export async function findSite(tx: Queryable, id: string): Promise<SiteRow | null> {
-  const { rows } = await tx.query<SiteRow>(`select ${COLUMNS} from sites s where s.id = $1`, [id]);
+  const { rows } = await tx.query<SiteRow>(
+    `select ${COLUMNS} from sites s join organizations o on o.id = s.org_id and o.deleted_at is null where s.id = $1`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Like findSite, locked for a delete, and whether any device (decommissioned ones too) is still on it. */
+export async function findSiteForDelete(tx: Queryable, id: string): Promise<(SiteRow & { has_devices: boolean }) | null> {
+  const { rows } = await tx.query<SiteRow & { has_devices: boolean }>(
+    `select ${COLUMNS}, exists (select 1 from devices where site_id = s.id) as has_devices
+       from sites s join organizations o on o.id = s.org_id and o.deleted_at is null where s.id = $1 for update of s`,
+    [id],
+  );
   return rows[0] ?? null;
 }
 
 export async function listSites(tx: Queryable, orgIds: readonly string[] | null, limit: number, offset: number): Promise<{ rows: SiteRow[]; total: number }> {
   // Reachable ids already exclude deleted organizations; without them (system scope) the join does.
-  // Both statements are prepared: planning them (a 200-id array) cost more than running them.
-  if (orgIds) {
-    const { rows } = await tx.query<SiteRow>(
-      `select ${COLUMNS} from sites s where s.org_id in (select unnest($1::uuid[])) order by s.name, s.id limit $2 offset $3`,
-      [orgIds, limit, offset],
-      { prepare: 'sites.list.reachable' },
-    );
-    const count = await tx.query<{ total: number }>(
-      `select coalesce(sum(c.sites), 0)::int as total from organization_site_counts c where c.org_id in (select unnest($1::uuid[]))`,
-      [orgIds],
-      { prepare: 'sites.count.reachable' },
-    );
-    return { rows, total: count.rows[0]!.total };
-  }
-  const { rows } = await tx.query<SiteRow>(
-    `select ${COLUMNS} from sites s join organizations o on o.id = s.org_id where o.deleted_at is null order by s.name, s.id limit $1 offset $2`,
-    [limit, offset],
-    { prepare: 'sites.list.all' },
-  );
-  const count = await tx.query<{ total: number }>(
-    `select coalesce(sum(c.sites), 0)::int as total from organization_site_counts c join organizations o on o.id = c.org_id where o.deleted_at is null`,
-    [],
-    { prepare: 'sites.count.all' },
-  );
-  return { rows, total: count.rows[0]!.total };
+  // The total is the kept per-organization counts (migration 0007), in the page's statement.
+  const { rows, total } = orgIds
+    ? await queryPage<SiteRow>(tx, {
+      rows: `select ${COLUMNS} from sites s where s.org_id in (select unnest($1::uuid[])) order by s.name, s.id limit $2 offset $3`,
+      count: `select coalesce(sum(c.sites), 0)::int from organization_site_counts c where c.org_id in (select unnest($1::uuid[]))`,
+      params: [orgIds, limit, offset],
+    })
+    : await queryPage<SiteRow>(tx, {
+      rows: `select ${COLUMNS} from sites s join organizations o on o.id = s.org_id where o.deleted_at is null order by s.name, s.id limit $1 offset $2`,
+      count: `select coalesce(sum(c.sites), 0)::int from organization_site_counts c join organizations o on o.id = c.org_id where o.deleted_at is null`,
+      params: [limit, offset],
+    });
+  return { rows, total: total! };
 }
 
 export async function insertSite(tx: Queryable, orgId: string, values: SiteValues): Promise<SiteRow> {
@@ -81,19 +84,25 @@ export async function oldestSiteId(tx: Queryable, orgId: string): Promise<string
   return rows[0]?.id ?? null;
 }
 
-export async function updateSite(tx: Queryable, id: string, values: SiteValues): Promise<SiteRow> {
+/**
+ * Updates a site of a live organization in one statement and returns it as it was and as it is:
+ * the old row is read locked (FOR UPDATE), so "before" is the latest committed version even when
+ * another request changed it a moment ago. Null when the scope cannot see the site.
+ */
+export async function updateSite(tx: Queryable, id: string, values: SiteValues): Promise<{ before: SiteRow; after: SiteRow } | null> {
   const { columns, params } = columnValues(SITE_COLUMNS, values);
-  const { rows } = await tx.query<SiteRow>(
-    `update sites as s set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')} where s.id = $1 returning ${COLUMNS}`,
+  const { rows } = await tx.query<SiteRow & { before: SiteRow }>(
+    `update sites as s set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')}
+       from (select ${COLUMNS} from sites s join organizations o on o.id = s.org_id and o.deleted_at is null
+              where s.id = $1 for update of s) b
+      where s.id = b.id
+      returning ${COLUMNS}, json_build_object('name', b.name, 'address', b.address, 'timezone', b.timezone, 'contact', b.contact, 'settings', b.settings) as before`,
     [id, ...params],
   );
-  return rows[0]!;
-}
-
-/** Devices keep their site (decommissioned ones too), so a site with any cannot be deleted. */
-export async function siteHasDevices(tx: Queryable, id: string): Promise<boolean> {
-  const { rows } = await tx.query<{ used: boolean }>(`select exists (select 1 from devices where site_id = $1) as used`, [id]);
-  return rows[0]!.used;
+  const row = rows[0];
+  if (!row) return null;
+  const { before, ...after } = row;
+  return { before: { ...after, ...before }, after };
 }
 
 export async function deleteSite(tx: Queryable, id: string): Promise<void> {

@@ -36,11 +36,21 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: sites.SiteRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'site', id: row.id, name: row.name }, details });
 
-  /** SPEC "Authentication" 11: a site that exists but sits in an organization out of reach is 403. */
-  async function checkSiteAccess(caller: Caller, id: string): Promise<void> {
+  /**
+   * Why a site the caller's scope cannot see is missing: SPEC "Authentication" 11 makes a site that
+   * exists in an organization out of reach 403, not 404. Only this failure path looks in the
+   * system scope (a transaction of its own); the request's own transaction found nothing.
+   */
+  async function siteMissing(caller: Caller, id: string): Promise<never> {
     const location = await withTenant(db, SYSTEM_SCOPE, (tx) => sites.locateSite(tx, id));
-    if (!location) throw notFound('Site');
-    if (!caller.canAccessOrg(location.org_id)) throw siteDenied();
+    if (location && !caller.canAccessOrg(location.org_id)) throw siteDenied();
+    throw notFound('Site');
+  }
+
+  /** The request's transaction; a site missing from its view is 403 or 404 (siteMissing). */
+  async function withSite<T>(caller: Caller, id: string, fn: (tx: Transaction) => Promise<T | null>): Promise<T> {
+    const result = await withTenant(db, caller.tenant, fn);
+    return result ?? siteMissing(caller, id);
   }
 
   return {
@@ -87,38 +97,40 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
     },
 
     async get(caller: Caller, id: string): Promise<SiteView> {
-      await checkSiteAccess(caller, id);
-      const row = await withTenant(db, caller.tenant, (tx) => sites.findSite(tx, id));
-      if (!row) throw notFound('Site');
-      return siteView(row);
+      return withSite(caller, id, async (tx) => {
+        const row = await sites.findSite(tx, id);
+        if (row && !caller.canAccessOrg(row.org_id)) throw siteDenied();
+        return row && siteView(row);
+      });
     },
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateSiteBody>, meta: RequestMeta): Promise<SiteView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
       if (fields.length === 0) throw emptyUpdate('at least one site field (orgId cannot be changed)');
       assertSiteTimezone(body.timezone);
-      await checkSiteAccess(caller, id);
-      return withTenant(db, caller.tenant, async (tx) => {
-        const current = await sites.findSite(tx, id);
-        if (!current) throw notFound('Site');
-        const row = await sites.updateSite(tx, id, body);
+      return withSite(caller, id, async (tx) => {
+        const updated = await sites.updateSite(tx, id, body);
+        if (!updated) return null;
+        const { before, after } = updated;
+        if (!caller.canAccessOrg(after.org_id)) throw siteDenied(); // rolls the update back
         tx.afterCommit(listCache.changed);
-        await recordAudit(tx, event(caller, meta, 'site.update', row, changeDetails(fields, siteView(current), siteView(row))));
-        return siteView(row);
+        await recordAudit(tx, event(caller, meta, 'site.update', after, changeDetails(fields, siteView(before), siteView(after))));
+        return siteView(after);
       });
     },
 
     async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
-      await checkSiteAccess(caller, id);
-      await withTenant(db, caller.tenant, async (tx) => {
-        const row = await sites.findSite(tx, id);
-        if (!row) throw notFound('Site');
-        if (await sites.siteHasDevices(tx, id)) throw new AppError('CONFLICT', 'This site still has devices (decommissioned ones included) and cannot be deleted');
+      return withSite(caller, id, async (tx) => {
+        const row = await sites.findSiteForDelete(tx, id);
+        if (!row) return null;
+        if (!caller.canAccessOrg(row.org_id)) throw siteDenied();
+        if (row.has_devices) throw new AppError('CONFLICT', 'This site still has devices (decommissioned ones included) and cannot be deleted');
         await sites.deleteSite(tx, id);
         tx.afterCommit(listCache.changed);
-        await recordAudit(tx, event(caller, meta, 'site.delete', row, { before: siteView(row) }));
+        const { has_devices: _, ...site } = row;
+        await recordAudit(tx, event(caller, meta, 'site.delete', site, { before: siteView(site) }));
+        return { success: true as const };
       });
-      return { success: true };
     },
   };
 }

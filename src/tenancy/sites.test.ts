@@ -2,7 +2,7 @@
 // exist, timezones, lists by organization, sites of deleted organizations, and the audit trail.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { testApp, testRedisUrl, type TestApp } from '../../test/support/app.js';
+import { privateTestDatabase, testApp, testRedisUrl, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createSite, createUser, type TestOrg } from '../../test/support/factory.js';
 import { as, assertProblem, login, type Session } from '../../test/support/clients.js';
 
@@ -98,11 +98,19 @@ describe('sites', () => {
 });
 
 describe('site list totals', () => {
+  // A database of its own: the system-scope total counts every tenant's sites, which other test
+  // files running at the same time would change.
   let t: TestApp;
+  let drop: () => Promise<void>;
   before(async () => {
-    t = await testApp();
+    const own = await privateTestDatabase();
+    drop = own.drop;
+    t = await testApp({ db: own.db });
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await drop();
+  });
 
   it('counts exactly under concurrent creates and deletes, and leaves out deleted organizations', async () => {
     const partner = await createPartner(t.db);
