@@ -20,8 +20,8 @@ const CHAIN_ROWS = Number(process.env.BENCH_EXPORT_CHAIN_ROWS ?? 100_000);
 async function seedChain(admin: pg.Client, orgId: string, count: number): Promise<void> {
   // Pending rows, as the recorder writes them; the service's sealer chains them.
   await admin.query(
-    `insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id,
-                             resource_name, details, ip_address, user_agent, result)
+    `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id,
+                                resource_name, details, ip_address, user_agent, result)
      select gen_random_uuid(), $1, date_trunc('milliseconds', now() - (($2::int - g) * interval '10 milliseconds')), 'user', gen_random_uuid(),
             'tech' || (g % 50) || '@msp.example', (array['user.login', 'device.update', 'script.execute', 'site.update'])[1 + g % 4],
             'device', gen_random_uuid(), 'host-' || g || ', "rack" ' || (g % 9),
@@ -32,7 +32,7 @@ async function seedChain(admin: pg.Client, orgId: string, count: number): Promis
   );
   const deadline = Date.now() + 600_000;
   for (;;) {
-    const { rows: [left] } = await admin.query(`select count(*)::int as n from audit_logs where seq is null`);
+    const { rows: [left] } = await admin.query(`select count(*)::int as n from audit_pending`);
     if (left.n === 0) return;
     if (Date.now() > deadline) throw new Error(`the sealer left ${left.n} rows pending`);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -74,7 +74,7 @@ export async function run(): Promise<Row[]> {
     );
     const seedStart = performance.now();
     await seedChain(admin, org.id, CHAIN_ROWS);
-    await admin.query('vacuum analyze audit_logs'); // the sealer's updates: vacuum now, not during the measurements
+    await admin.query('vacuum analyze audit_entries, audit_seals, audit_pending'); // settle the tables (and the emptied queue) before measuring
     process.stderr.write(`  seeded and sealed ${CHAIN_ROWS} rows in ${round((performance.now() - seedStart) / 1000, 1)} s\n`);
 
     const headers = { 'x-api-key': key.key };

@@ -24,7 +24,7 @@ const WRITERS = 32;
 const WRITE_SECONDS = 15;
 
 const PGBENCH_SCRIPT = `\\set n random(1, 1000000000)
-insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id, resource_name, details, ip_address, user_agent, result) values (gen_random_uuid(), ':org', date_trunc('milliseconds', now()), 'user', gen_random_uuid(), 'tech@msp.example', 'device.update', 'device', gen_random_uuid(), 'host-' || :n, jsonb_build_object('n', :n), '203.0.113.9', 'bench/1.0', 'success');
+insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id, resource_name, details, ip_address, user_agent, result) values (gen_random_uuid(), ':org', date_trunc('milliseconds', now()), 'user', gen_random_uuid(), 'tech@msp.example', 'device.update', 'device', gen_random_uuid(), 'host-' || :n, jsonb_build_object('n', :n), '203.0.113.9', 'bench/1.0', 'success');
 `;
 
 async function pgbench(url: string, orgId: string): Promise<number> {
@@ -59,14 +59,14 @@ export async function run(): Promise<Row[]> {
     const { rows: [org] } = await admin.query(`insert into organizations (partner_id, name, slug) values ($1, 'Org', 'org') returning id`, [partner.id]);
     // A million rows from 400 days ago, in time order, sealed into the chain.
     await admin.query(
-      `insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, action, resource_type, resource_id, details, result)
+      `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, action, resource_type, resource_id, details, result)
        select gen_random_uuid(), $1, date_trunc('milliseconds', now() - interval '400 days' + g * interval '1 ms'), 'system', null,
               'device.update', 'device', gen_random_uuid(), jsonb_build_object('n', g), 'success'
          from generate_series(1, $2) g order by g`,
       [org.id, EXPIRED],
     );
     await sealer.sealNow();
-    await admin.query('analyze audit_logs');
+    await admin.query('analyze audit_entries, audit_seals, audit_pending');
     sealer.start();
 
     const alone = await pgbench(database.url, org.id);

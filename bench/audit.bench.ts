@@ -51,7 +51,7 @@ async function writeFor(db: Database, scope: TenantScope, write: (tx: Parameters
 
 // One pending row per transaction, as a change recorded through recordAudit writes it.
 const PGBENCH_SCRIPT = `\\set n random(1, 1000000000)
-insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id, resource_name, details, ip_address, user_agent, result) values (gen_random_uuid(), ':org', date_trunc('milliseconds', now()), 'user', gen_random_uuid(), 'tech@msp.example', 'device.update', 'device', gen_random_uuid(), 'host-' || :n, jsonb_build_object('changedFields', jsonb_build_array('name'), 'n', :n), '203.0.113.9', 'bench/1.0', 'success');
+insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id, resource_name, details, ip_address, user_agent, result) values (gen_random_uuid(), ':org', date_trunc('milliseconds', now()), 'user', gen_random_uuid(), 'tech@msp.example', 'device.update', 'device', gen_random_uuid(), 'host-' || :n, jsonb_build_object('changedFields', jsonb_build_array('name'), 'n', :n), '203.0.113.9', 'bench/1.0', 'success');
 `;
 
 /** 64 pgbench clients inserting into one organization's chain for WRITE_SECONDS; returns rows inserted. */
@@ -77,8 +77,8 @@ async function createOrgs(admin: pg.Client, count: number): Promise<string[]> {
 async function seed(admin: pg.Client, orgIds: string[], perOrg: number): Promise<void> {
   // Pending rows, as the recorder writes them; the sealer chains them afterwards.
   await admin.query(
-    `insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id,
-                             resource_name, details, ip_address, user_agent, result)
+    `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id,
+                                resource_name, details, ip_address, user_agent, result)
      select gen_random_uuid(), o, date_trunc('milliseconds', now() - g * interval '1 second'), 'user', gen_random_uuid(),
             'tech' || (g % 50) || '@msp' || (g % 7) || '.example',
             (array['user.login', 'device.update', 'script.execute', 'site.update', 'policy.evaluate'])[1 + g % 5],
@@ -140,14 +140,14 @@ export async function run(): Promise<Row[]> {
     let seedStart = performance.now();
     await seed(admin, orgs, ROWS_PER_ORG);
     await seed(admin, [bigOrg], BIG_CHAIN);
-    await admin.query('analyze audit_logs');
+    await admin.query('analyze audit_entries, audit_pending');
     const seedSeconds = (performance.now() - seedStart) / 1000;
     seedStart = performance.now();
     await sealer.sealNow();
     const sealSeconds = (performance.now() - seedStart) / 1000;
-    // Sealing updated 2,000,000 rows: let the table settle as autovacuum would leave it (dead
-    // versions gone, visibility map set) before timing reads of it.
-    await admin.query('vacuum (analyze) audit_logs');
+    // Let the tables settle as autovacuum would leave them (the emptied queue's dead rows gone,
+    // visibility maps set) before timing reads of them.
+    await admin.query('vacuum (analyze) audit_entries, audit_seals, audit_pending');
     const sealedRows = ORGS * ROWS_PER_ORG + BIG_CHAIN;
     rows.push({ name: `audit: sealer throughput over ${sealedRows} seeded rows (information)`, figure: round(sealedRows / sealSeconds, 0), unit: 'rows/s', baseline: null, ratio: null });
     process.stderr.write(`  seeded ${sealedRows} rows in ${round(seedSeconds, 1)} s, sealed in ${round(sealSeconds, 1)} s\n`);
@@ -183,7 +183,9 @@ export async function run(): Promise<Row[]> {
         ['logs', `a.org_id = any($1::uuid[]) and lower(a.action) like '%script%' and lower(a.actor_email) like '%tech7%'`],
       ] as const) {
         const { rows: plan } = await admin.query(
-          `explain (analyze, buffers) select a.* from audit_logs a left join users u on a.actor_type = 'user' and u.id = a.actor_id
+          `explain (analyze, buffers) select a.*, s.seq, s.prev_checksum, s.checksum
+             from audit_entries a left join audit_seals s on s.pending_order = a.pending_order and s.chain_id = a.chain_id
+             left join users u on a.actor_type = 'user' and u.id = a.actor_id
             where ${where} order by a.timestamp desc, a.id desc limit 50`, [[org]]);
         plans.push(`-- ${label}\n${plan.map((p: Record<string, string>) => p['QUERY PLAN']).join('\n')}`);
       }

@@ -9,7 +9,7 @@ import type { Caller } from '../http/auth.js';
 import { pageOf, paginated } from '../http/pagination.js';
 import * as repo from './audit.repo.js';
 import { legacyEntry, logEntry } from './entries.js';
-import { verifyRange, type Link, type RangeJob, type RangeResult } from './chain-verifier.js';
+import { countVersions, verifyRange, type Link, type RangeJob, type RangeResult } from './chain-verifier.js';
 import type { AuditListQuery, VerifyResult } from './schemas.js';
 import { createVerifyCache } from './verify-cache.js';
 import type { VerifyPool } from './verify-pool.js';
@@ -88,22 +88,29 @@ export function createAuditService(deps: { db: Database; verifyPool: VerifyPool 
     return { rows, total, page };
   }
 
-  /** The row versions of a chain with after < seq <= toSeq (null: unbounded), a span per query. */
+  /**
+   * The row versions of a chain with after < seq <= toSeq (null: unbounded), a span per query. On
+   * PostgreSQL the worker threads count them, each a share of the spans on its own connections,
+   * so the count runs on every core (a request holds at most one connection of the pool).
+   */
   async function rowVersions(scope: TenantScope, chainId: string, after: number | null, toSeq: number | null, lastSeq: number): Promise<string> {
     const span = VERSION_SPAN[db.kind];
     // Concrete bounds keep each count an index range scan; the first and last spans are open-ended.
     const to = toSeq ?? Number.MAX_SAFE_INTEGER;
-    let from = after ?? Number.MIN_SAFE_INTEGER;
-    let rows = 0;
-    let xminSum = 0n;
-    for (;;) {
+    const spans: [number, number][] = [];
+    for (let from = after ?? Number.MIN_SAFE_INTEGER; ;) {
       const upTo = Math.max(from, 0) + span >= Math.min(to, lastSeq) ? to : Math.max(from, 0) + span;
-      const counted = await withTenant(verifyDb, scope, (tx) => repo.chainRowVersions(tx, chainId, from, upTo));
-      rows += counted.rows;
-      xminSum += BigInt(counted.xminSum);
-      if (upTo === to) return `${rows}:${xminSum}`;
+      spans.push([from, upTo]);
+      if (upTo === to) break;
       from = upTo;
     }
+    const shares = verifyPool && db.connection && spans.length > 1 ? verifyPool.size : 1;
+    const size = Math.ceil(spans.length / shares);
+    const counted = await Promise.all(Array.from({ length: Math.ceil(spans.length / size) }, (_, i) => {
+      const share = spans.slice(i * size, (i + 1) * size);
+      return shares > 1 ? verifyPool!.versions(scope, chainId, share) : countVersions(verifyDb, scope, chainId, share);
+    }));
+    return `${counted.reduce((n, c) => n + c.rows, 0)}:${counted.reduce((sum, c) => sum + BigInt(c.xminSum), 0n)}`;
   }
 
   /** Verifies start..end (toSeq null: to the chain's end) from `previous`, off the event loop. */

@@ -144,21 +144,24 @@ for (const backend of backends()) {
       await t.app.auditSealer.sealNow();
       const [row] = await allEntries(as(t.app, session), 'action=user.login');
       const system = (sql: string) => withTenant(t.db, SYSTEM_SCOPE, (tx) => tx.query(sql, sql.includes('$1') ? [row!.id] : []));
-      await assert.rejects(system(`update audit_logs set action = 'forged' where id = $1`), /append-only|permission denied/);
-      await assert.rejects(system(`delete from audit_logs where id = $1`), /append-only|permission denied/);
-      await assert.rejects(system(`truncate audit_logs`), /append-only|permission denied/);
-      await assert.rejects(
-        withAuditPrivilege(t.db, SEALER, (tx) => tx.query(`update audit_logs set checksum = 'x' where id = $1`, [row!.id])),
-        /append-only/,
-      );
+      // Seals and queue rows name their entry by its pending_order.
+      const entry = 'pending_order = (select pending_order from audit_entries where id = $1)';
+      const tables = [['audit_logs', 'id = $1'], ['audit_entries', 'id = $1'], ['audit_seals', entry], ['audit_pending', entry]] as const;
+      for (const sql of tables.flatMap(([table, where]) => [`update ${table} set org_id = org_id where ${where}`, `delete from ${table} where ${where}`, `truncate ${table}`])) {
+        await assert.rejects(system(sql), /append-only|permission denied|is not a table/, sql);
+      }
+      // The sealer appends seals and nothing more: it rewrites neither a seal nor an entry, nor empties the queue.
+      for (const sql of [`update audit_seals set checksum = 'x' where ${entry}`, `update audit_entries set action = 'forged' where id = $1`,
+        `update audit_logs set checksum = 'x' where id = $1`, `delete from audit_seals where ${entry}`, `delete from audit_pending`]) {
+        await assert.rejects(withAuditPrivilege(t.db, SEALER, (tx) => tx.query(sql, sql.includes('$1') ? [row!.id] : [])), /append-only|permission denied/, sql);
+      }
       // The retention login without its session setting is refused too.
-      await assert.rejects(
-        t.db.privilegedTransaction(RETENTION.role, async (tx) => {
+      for (const sql of [`delete from audit_entries where id = $1`, `delete from audit_seals where ${entry}`]) {
+        await assert.rejects(t.db.privilegedTransaction(RETENTION.role, async (tx) => {
           await tx.query(`select set_config('role', $1, true), set_config('app.scope', 'system', true)`, [RETENTION.role]);
-          await tx.query(`delete from audit_logs where id = $1`, [row!.id]);
-        }),
-        /append-only/,
-      );
+          await tx.query(sql, [row!.id]);
+        }), /append-only/, sql);
+      }
       const again = await as(t.app, session)({ method: 'GET', url: `/api/v1/audit-logs/logs/${row!.id}` });
       assert.equal(again.json().action, 'user.login');
     });
@@ -299,6 +302,9 @@ describe('audit queries, scope and bad input', () => {
   });
 });
 
+/** SQL for the id of the entry sealed at `seq` in the chain of the organization `$1`. */
+const entryAt = (seq: number) => `(select a.id from audit_seals s join audit_entries a using (chain_id, pending_order) where s.chain_id = $1 and s.seq = ${seq})`;
+
 /** An app, an organization with a signed-in admin, and a superuser connection to tamper with. */
 async function privilegedSetup() {
   const t = await testApp();
@@ -324,7 +330,7 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
 
       // A superuser with triggers off is the attacker the chain exists for.
       await privileged.query(`set session_replication_role = replica`);
-      await privileged.query(`update audit_logs set details = '{"changedFields":["email"]}' where org_id = $1 and seq = 3`, [org.id]);
+      await privileged.query(`update audit_entries set details = '{"changedFields":["email"]}' where id = ${entryAt(3)}`, [org.id]);
       const altered = await verify();
       assert.equal(altered.valid, false);
       assert.deepEqual({ seq: altered.brokenAt.seq, reason: altered.brokenAt.reason }, { seq: 3, reason: 'checksum_mismatch' });
@@ -332,11 +338,13 @@ describe('tampering behind the service’s back', { skip: !process.env.TEST_DATA
       const { rows: [third] } = await privileged.query(`select id from audit_logs where org_id = $1 and seq = 3`, [org.id]);
       assert.equal(altered.brokenAt.id, third.id);
 
-      await privileged.query(`delete from audit_logs where org_id = $1 and seq = 3`, [org.id]);
+      // An entry removed, its seal left: the row is gone from the chain all the same.
+      await privileged.query(`delete from audit_entries where id = ${entryAt(3)}`, [org.id]);
       const deleted = await verify();
       assert.deepEqual({ seq: deleted.brokenAt.seq, reason: deleted.brokenAt.reason }, { seq: 4, reason: 'seq_gap' });
 
-      await privileged.query(`delete from audit_logs where org_id = $1 and seq = 4`, [org.id]);
+      // A seal removed, its entry left (now reading as pending): the chain ends early.
+      await privileged.query(`delete from audit_seals where chain_id = $1 and seq >= 3`, [org.id]);
       const truncated = await verify();
       assert.deepEqual({ seq: truncated.brokenAt.seq, reason: truncated.brokenAt.reason }, { seq: 3, reason: 'missing_rows' });
       assert.equal((await verify('?toSeq=2')).valid, true);
@@ -357,7 +365,7 @@ describe('a row moved to another organization', { skip: !process.env.TEST_DATABA
       assert.equal((await verify()).valid, true);
 
       await privileged.query(`set session_replication_role = replica`);
-      await privileged.query(`update audit_logs set org_id = $2 where org_id = $1 and seq = 2`, [org.id, other.id]);
+      await privileged.query(`update audit_entries set org_id = $2 where id = ${entryAt(2)}`, [org.id, other.id]);
       const moved = await verify();
       assert.deepEqual({ valid: moved.valid, seq: moved.brokenAt.seq, reason: moved.brokenAt.reason }, { valid: false, seq: 3, reason: 'seq_gap' });
     } finally {
@@ -371,7 +379,7 @@ describe('verifying a long chain in worker threads', { skip: !process.env.TEST_D
     const { t, privileged, org, verify, close } = await privilegedSetup();
     try {
       await privileged.query(
-        `insert into audit_logs (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_name, details, result)
+        `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_name, details, result)
          select gen_random_uuid(), $1, date_trunc('milliseconds', now()), 'system', null, null, 'device.update', 'device', 'host-' || g, jsonb_build_object('n', g), 'success'
            from generate_series(1, 25000) g`,
         [org.id],
@@ -381,17 +389,18 @@ describe('verifying a long chain in worker threads', { skip: !process.env.TEST_D
       assert.deepEqual({ valid: clean.valid, checked: clean.checked, firstSeq: clean.firstSeq, lastSeq: clean.lastSeq }, { valid: true, checked: 25001, firstSeq: 1, lastSeq: 25001 });
 
       await privileged.query(`set session_replication_role = replica`);
-      await privileged.query(`update audit_logs set resource_name = 'forged' where org_id = $1 and seq = 20000`, [org.id]);
+      await privileged.query(`update audit_entries set resource_name = 'forged' where id = ${entryAt(20000)}`, [org.id]);
       const late = await verify();
       assert.deepEqual({ valid: late.valid, seq: late.brokenAt.seq, reason: late.brokenAt.reason, checked: late.checked }, { valid: false, seq: 20000, reason: 'checksum_mismatch', checked: 19999 });
       const { rows: [forged] } = await privileged.query(`select id from audit_logs where org_id = $1 and seq = 20000`, [org.id]);
       assert.equal(late.brokenAt.id, forged.id);
 
-      await privileged.query(`delete from audit_logs where org_id = $1 and seq = 12501`, [org.id]);
+      await privileged.query(`delete from audit_entries where id = ${entryAt(12501)}`, [org.id]);
+      await privileged.query(`delete from audit_seals where chain_id = $1 and seq = 12501`, [org.id]);
       const boundary = await verify();
       assert.deepEqual({ seq: boundary.brokenAt.seq, reason: boundary.brokenAt.reason }, { seq: 12502, reason: 'seq_gap' });
 
-      await privileged.query(`update audit_logs set details = '{"n": -1}' where org_id = $1 and seq = 100`, [org.id]);
+      await privileged.query(`update audit_entries set details = '{"n": -1}' where id = ${entryAt(100)}`, [org.id]);
       const early = await verify();
       assert.deepEqual({ seq: early.brokenAt.seq, reason: early.brokenAt.reason, checked: early.checked }, { seq: 100, reason: 'checksum_mismatch', checked: 99 });
     } finally {

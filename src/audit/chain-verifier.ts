@@ -75,6 +75,18 @@ export async function verifyRange(db: Database, scope: TenantScope, job: RangeJo
   return { checked, firstSeq, last: checked > 0 ? previous : null, brokenAt: null };
 }
 
+/** The row versions of seq spans (afterSeq, toSeq] of a chain, one transaction per span, summed. */
+export async function countVersions(db: Database, scope: TenantScope, chainId: string, spans: [number, number][]): Promise<{ rows: number; xminSum: string }> {
+  let rows = 0;
+  let xminSum = 0n;
+  for (const [afterSeq, toSeq] of spans) {
+    const counted = await withTenant(db, scope, (tx) => repo.chainRowVersions(tx, chainId, afterSeq, toSeq));
+    rows += counted.rows;
+    xminSum += BigInt(counted.xminSum);
+  }
+  return { rows, xminSum: String(xminSum) };
+}
+
 /** One batch's outcome: how many rows hold, the last link that holds (`previous` if none), the first break. */
 export interface BatchResult {
   checked: number;

@@ -2,11 +2,10 @@
 // rows never holds more than a page in memory nor a connection while the client reads.
 // The filters are audit.repo.ts's, so /logs and export match the same rows.
 import type { Queryable } from '../db/database.js';
-import { filterConditions, PLATFORM_CHAIN_ID, type AuditQuery, type AuditRowWithUser } from './audit.repo.js';
-
-const COLUMNS = `a.id, a.org_id, a.seq, a.timestamp, a.actor_type, a.actor_id, a.actor_email, a.action, a.resource_type,
-  a.resource_id, a.resource_name, a.details, a.ip_address, a.user_agent, a.result, a.error_message, a.prev_checksum, a.checksum,
-  u.name as user_name, u.role as user_role`;
+import {
+  COLUMNS, filterConditions, INDEX_ORDER_ONLY, pageWithSeals, PLATFORM_CHAIN_ID, SEALS_WITH_ENTRIES, VALUE_DEPENDENT_PLAN, type AuditQuery,
+  type AuditRowWithUser,
+} from './audit.repo.js';
 
 /** The common audit filters (export has no free-text `q`). */
 export type ExportFilter = Omit<AuditQuery, 'q'>;
@@ -24,8 +23,8 @@ function whereClause(filter: ExportFilter, cursor: ExportCursor, params: unknown
   const where = filterConditions(filter, params);
   const add = (value: unknown) => `$${params.push(value)}`;
   if (cursor.mode === 'chain') {
-    // Sealed rows only (seq > n excludes the pending ones), through UNIQUE (chain_id, seq).
-    where.push(`a.chain_id = ${add(cursor.chainId)}::uuid and a.seq > ${add(cursor.afterSeq)}`);
+    // Sealed rows only (seq > n excludes the pending ones), through the seals' UNIQUE (chain_id, seq).
+    where.push(`s.chain_id = ${add(cursor.chainId)}::uuid and s.seq > ${add(cursor.afterSeq)}`);
   } else if (cursor.before) {
     // Written so the planner gets a plain upper bound on timestamp for the (org_id, timestamp desc, id desc) index.
     const ts = add(cursor.before.timestamp);
@@ -38,14 +37,20 @@ function whereClause(filter: ExportFilter, cursor: ExportCursor, params: unknown
 export async function exportPage(tx: Queryable, filter: ExportFilter, cursor: ExportCursor, limit: number): Promise<AuditRowWithUser[]> {
   const params: unknown[] = [];
   const where = whereClause(filter, cursor, params);
-  const order = cursor.mode === 'chain' ? 'a.seq' : 'a.timestamp desc, a.id desc';
+  if (cursor.mode === 'chain') {
+    // The chain's seals in seq order, each with its entry, the filters applied to the entries.
+    await tx.query(INDEX_ORDER_ONLY);
+    const { rows } = await tx.query<AuditRowWithUser>(
+      `select ${COLUMNS}, u.name as user_name, u.role as user_role from ${SEALS_WITH_ENTRIES} ${where}
+        order by s.seq limit $${params.push(limit)}`,
+      params,
+    );
+    return rows;
+  }
   const { rows } = await tx.query<AuditRowWithUser>(
-    `select ${COLUMNS}
-       from audit_logs a left join users u on a.actor_type = 'user' and u.id = a.actor_id
-       ${where}
-      order by ${order}
-      limit $${params.push(limit)}`,
+    pageWithSeals(`select a.* from audit_entries a ${where} order by a.timestamp desc, a.id desc limit $${params.push(limit)}`),
     params,
+    VALUE_DEPENDENT_PLAN,
   );
   return rows;
 }

@@ -313,7 +313,7 @@ for (const backend of backends()) {
 async function insertRows(t: TestApp, orgId: string, count: number, timestamp: Date): Promise<void> {
   await withTenant(t.db, SYSTEM_SCOPE, (tx) =>
     tx.query(
-      `insert into audit_logs (id, org_id, timestamp, actor_type, action, resource_type, resource_name, details, result)
+      `insert into audit_entries (id, org_id, timestamp, actor_type, action, resource_type, resource_name, details, result)
        select gen_random_uuid(), $1, $2, 'system', 'device.update', 'device', 'host-' || g, jsonb_build_object('n', g), 'success'
          from generate_series(1, $3::int) g`,
       [orgId, timestamp, count],

@@ -1,6 +1,7 @@
 // SQL for the audit reports (API.md §8): counts over every row of a date range, in one pass.
 import type { Queryable } from '../db/database.js';
 import type { AuditAction } from './actions.js';
+import { VALUE_DEPENDENT_PLAN } from './audit.repo.js';
 
 export interface ReportFilter {
   /** null: every chain the transaction's scope reaches. */
@@ -38,7 +39,7 @@ export async function reportGroups(tx: Queryable, filter: ReportFilter): Promise
     `with hits as (
        select a.action, a.result, a.actor_id, a.actor_email,
               to_char(a.timestamp at time zone 'UTC', 'YYYY-MM-DD') as day
-         from audit_logs a
+         from audit_entries a
         where ${where.join(' and ')}
      )
      select case when grouping(action) = 0 then 'action'
@@ -49,6 +50,7 @@ export async function reportGroups(tx: Queryable, filter: ReportFilter): Promise
        from hits
       group by grouping sets ((action), (result), (actor_id, actor_email), (day))`,
     params,
+    VALUE_DEPENDENT_PLAN,
   );
   return rows;
 }

@@ -1,6 +1,7 @@
 // SQL for audit retention: policies, the expired prefix of a chain, and its deletion with the anchor.
 // A chain is an organization's, or the platform chain (org_id null, chain_id the nil UUID).
 import type { Queryable } from '../db/database.js';
+import { INDEX_ORDER_ONLY } from './audit.repo.js';
 
 export interface PolicyRow {
   org_id: string | null;
@@ -56,9 +57,13 @@ export async function chains(tx: Queryable): Promise<ChainRef[]> {
  * ends the expired prefix). null when nothing after `afterSeq` has expired.
  */
 export async function expiredSegmentEnd(tx: Queryable, chainId: string, afterSeq: number, cutoff: Date, limit: number): Promise<number | null> {
+  // The seals in seq order, each entry looked up by its key (see audit.repo.ts).
+  await tx.query(INDEX_ORDER_ONLY);
   const { rows } = await tx.query<{ end: number | null }>(
-    `select coalesce(min(s.seq) filter (where s.timestamp >= $3) - 1, max(s.seq))::bigint as end
-       from (select seq, timestamp from audit_logs where chain_id = $1 and seq > $2 order by seq limit $4) s`,
+    `select coalesce(min(r.seq) filter (where r.timestamp >= $3) - 1, max(r.seq))::bigint as end
+       from (select s.seq, a.timestamp from audit_seals s
+               cross join lateral (select e.timestamp from audit_entries e where e.chain_id = s.chain_id and e.pending_order = s.pending_order offset 0) a
+              where s.chain_id = $1 and s.seq > $2 order by s.seq limit $4) r`,
     [chainId, afterSeq, cutoff, limit],
   );
   const end = rows[0]?.end === null || rows[0]?.end === undefined ? null : Number(rows[0].end);
@@ -85,13 +90,19 @@ export async function lockAnchor(tx: Queryable, chain: ChainRef): Promise<number
 }
 
 /**
- * Records row `toSeq` as the chain's anchor, then deletes rows (afterSeq, toSeq]: in that order,
- * because the database refuses to delete a row its chain's anchor does not cover (0009).
+ * Records row `toSeq` as the chain's anchor, then deletes rows (afterSeq, toSeq]: their entries,
+ * then their seals. In that order, because the database refuses to delete a row its chain's
+ * anchor does not cover (0009), and a seal whose entry would outlive it (0012).
  */
 export async function deleteSegment(tx: Queryable, chainId: string, afterSeq: number, toSeq: number): Promise<{ seq: number; checksum: string }> {
-  const { rows } = await tx.query<{ seq: string; checksum: string }>(`select seq, checksum from audit_logs where chain_id = $1 and seq = $2`, [chainId, toSeq]);
+  const { rows } = await tx.query<{ seq: string; checksum: string }>(`select seq, checksum from audit_seals where chain_id = $1 and seq = $2`, [chainId, toSeq]);
   const anchor = { seq: Number(rows[0]!.seq), checksum: rows[0]!.checksum };
   await tx.query(`update audit_chain_anchors set anchor_seq = $2, anchor_checksum = $3 where chain_id = $1`, [chainId, anchor.seq, anchor.checksum]);
-  await tx.query(`delete from audit_logs where chain_id = $1 and seq > $2 and seq <= $3`, [chainId, afterSeq, toSeq]);
+  await tx.query(
+    `delete from audit_entries
+      where chain_id = $1 and pending_order = any (array(select pending_order from audit_seals where chain_id = $1 and seq > $2 and seq <= $3))`,
+    [chainId, afterSeq, toSeq],
+  );
+  await tx.query(`delete from audit_seals where chain_id = $1 and seq > $2 and seq <= $3`, [chainId, afterSeq, toSeq]);
   return anchor;
 }

@@ -1,7 +1,8 @@
 // The sealer (DESIGN.md §4): places committed pending rows into their chain in batches, so the
 // per-chain lock is held for one short transaction per batch instead of across every request's
 // commit. One sealer per chain at a time across instances (SKIP LOCKED on the chain head); woken
-// after each commit that recorded something, and by a timer for anything missed.
+// after each commit that recorded something, and by a timer for anything missed. Pending rows
+// come off the chain's queue in insertion order; sealing appends a narrow row per entry.
 import type { Database, Transaction } from '../db/database.js';
 import * as repo from './audit.repo.js';
 import { sealRows } from './hash-chain.js';
@@ -63,9 +64,9 @@ export function createSealer(deps: {
       const rows = await repo.pendingRows(tx, chainId, BATCH);
       if (rows.length === 0) return 0;
       const seals = sealRows({ seq: head.last_seq, checksum: head.last_checksum }, rows.map(toChainFields));
-      await repo.applySeals(tx, seals.map((s, i) => ({ id: rows[i]!.id, ...s })));
+      // Appended, never an update of the wide rows: their indexes, the trigram one included, are left alone.
+      await repo.appendSeals(tx, chainId, orgId, seals.map((s, i) => ({ pendingOrder: rows[i]!.pending_order, ...s })));
       const last = seals[seals.length - 1]!;
-      await repo.moveChainHead(tx, chainId, last.seq, last.checksum);
       await deps.onSealed?.(tx, { orgId, seq: last.seq, checksum: last.checksum });
       return rows.length;
     });

@@ -9,6 +9,7 @@ import { SYSTEM_SCOPE } from '../db/tenant-scope.js';
 import { testApp } from '../../test/support/app.js';
 import { createOrg, createPartner } from '../../test/support/factory.js';
 import type { ChainLinkRow } from './audit.repo.js';
+import { countVersions } from './chain-verifier.js';
 import { sealRows } from './hash-chain.js';
 import { createVerifyPool } from './verify-pool.js';
 
@@ -20,7 +21,7 @@ async function chainOf(rows: number) {
   await privileged.connect();
   const org = await createOrg(t.db, (await createPartner(t.db)).id);
   await privileged.query(
-    `insert into audit_logs (id, org_id, timestamp, actor_type, action, resource_type, resource_name, details, result)
+    `insert into audit_entries (id, org_id, timestamp, actor_type, action, resource_type, resource_name, details, result)
      select gen_random_uuid(), $1, date_trunc('milliseconds', now()), 'system', 'device.update', 'device', 'host-' || g, jsonb_build_object('n', g), 'success'
        from generate_series(1, $2::int) g`,
     [org.id, rows],
@@ -51,6 +52,20 @@ describe('the verification pool', { skip: !process.env.TEST_DATABASE_URL }, () =
       await assert.rejects(pool.verify(SYSTEM_SCOPE, { chainId: 'not-a-uuid', fromSeq: 1, toSeq: null, previous: null }), /chain verification failed/);
       assert.equal(pool.liveWorkers(), 0);
       assert.equal((await pool.verify(SYSTEM_SCOPE, { chainId: org.id, fromSeq: 1, toSeq: 10, previous: null })).checked, 10);
+    } finally {
+      await pool.close();
+      await close();
+    }
+  });
+
+  it('counts a chain’s row versions on its workers, a share of the spans each, as one count over them all would', async () => {
+    const { t, org, close } = await chainOf(ROWS);
+    const pool = createVerifyPool({ connection: t.db.connection!, size: 2, idleMs: 1000 });
+    try {
+      const shares = await Promise.all([pool.versions(SYSTEM_SCOPE, org.id, [[-1, 1000], [1000, 2000]]), pool.versions(SYSTEM_SCOPE, org.id, [[2000, ROWS]])]);
+      const whole = await countVersions(t.db, SYSTEM_SCOPE, org.id, [[-1, ROWS]]);
+      assert.equal(whole.rows, 2 * ROWS, 'each row is a seal and its entry');
+      assert.deepEqual({ rows: shares[0].rows + shares[1].rows, xminSum: String(BigInt(shares[0].xminSum) + BigInt(shares[1].xminSum)) }, whole);
     } finally {
       await pool.close();
       await close();

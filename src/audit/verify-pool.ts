@@ -19,16 +19,24 @@ export interface VerifyConnection {
   appRole: string;
 }
 
+/** The row versions of a chain's seq spans (afterSeq, toSeq], summed: see repo.chainRowVersions. */
+export interface RowVersions {
+  rows: number;
+  xminSum: string;
+}
+
 /** What a worker is sent, and what it answers. */
 export type VerifyTask =
   | { type: 'verify'; scope: TenantScope; job: RangeJob }
-  | { type: 'check'; orgId: string | null; previous: Link | null; rows: ChainLinkRow[] };
+  | { type: 'check'; orgId: string | null; previous: Link | null; rows: ChainLinkRow[] }
+  | { type: 'versions'; scope: TenantScope; chainId: string; spans: [afterSeq: number, toSeq: number][] };
 export type VerifyRequest = VerifyTask | { type: 'close' };
-export type VerifyReply = { ok: true; result: RangeResult | BatchResult } | { ok: false; error: string };
+type TaskResult = RangeResult | BatchResult | RowVersions;
+export type VerifyReply = { ok: true; result: TaskResult } | { ok: false; error: string };
 
 interface Task {
   request: VerifyTask;
-  resolve(result: RangeResult | BatchResult): void;
+  resolve(result: TaskResult): void;
   reject(err: Error): void;
 }
 
@@ -107,7 +115,7 @@ export function createVerifyPool(options: { connection: VerifyConnection | null;
     }
   }
 
-  function submit(request: VerifyTask): Promise<RangeResult | BatchResult> {
+  function submit(request: VerifyTask): Promise<TaskResult> {
     if (closed) return Promise.reject(new Error('the verification pool is closed'));
     return new Promise((resolve, reject) => {
       queue.push({ request, resolve, reject });
@@ -125,6 +133,12 @@ export function createVerifyPool(options: { connection: VerifyConnection | null;
     verify(scope: TenantScope, job: RangeJob): Promise<RangeResult> {
       if (!options.connection) return Promise.reject(new Error('the verification pool has no database connection'));
       return submit({ type: 'verify', scope, job }) as Promise<RangeResult>;
+    },
+
+    /** Counts the row versions of seq spans of a chain on the worker's own connections (PostgreSQL only). */
+    versions(scope: TenantScope, chainId: string, spans: [number, number][]): Promise<RowVersions> {
+      if (!options.connection) return Promise.reject(new Error('the verification pool has no database connection'));
+      return submit({ type: 'versions', scope, chainId, spans }) as Promise<RowVersions>;
     },
 
     /** Hashes rows read elsewhere, in seq order after `previous`, up to the first broken link. */

@@ -1,10 +1,11 @@
 // A worker thread of the verification pool (verify-pool.ts): one task at a time, until it is told
-// to close. It verifies a range of a chain on its own database connections (PostgreSQL), or hashes
-// a batch of rows the main thread read (PGlite, where it has no connection).
+// to close. It verifies a range of a chain, or counts its row versions, on its own database
+// connections (PostgreSQL), or hashes a batch of rows the main thread read (PGlite, where it has no
+// connection).
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { connectPostgres } from '../db/database.js';
-import { checkBatch, verifyRange } from './chain-verifier.js';
+import { checkBatch, countVersions, verifyRange } from './chain-verifier.js';
 import type { VerifyConnection, VerifyReply, VerifyRequest } from './verify-pool.js';
 
 const { connection } = workerData as { connection: VerifyConnection | null };
@@ -25,7 +26,9 @@ port.on('message', async (request: VerifyRequest) => {
   try {
     reply = request.type === 'check'
       ? { ok: true, result: checkBatch(request.orgId, request.previous, request.rows) }
-      : { ok: true, result: await verifyRange(await db!, request.scope, request.job) };
+      : request.type === 'versions'
+        ? { ok: true, result: await countVersions(await db!, request.scope, request.chainId, request.spans) }
+        : { ok: true, result: await verifyRange(await db!, request.scope, request.job) };
   } catch (err) {
     reply = { ok: false, error: (err as Error).message };
   }

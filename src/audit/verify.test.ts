@@ -59,7 +59,7 @@ for (const backend of backends()) {
       for (let i = 0; i < 2; i++) {
         const org = await createOrg(t.db, partnerId);
         await withTenant(t.db, SYSTEM_SCOPE, (tx) => tx.query(
-          `insert into audit_logs (id, org_id, timestamp, actor_type, action, resource_type, resource_name, details, result)
+          `insert into audit_entries (id, org_id, timestamp, actor_type, action, resource_type, resource_name, details, result)
            select gen_random_uuid(), $1, date_trunc('milliseconds', now()), 'system', 'device.update', 'device', 'host-' || g,
                   jsonb_build_object('n', g, 'changedFields', jsonb_build_array('name', 'siteId')), 'success'
              from generate_series(1, $2::int) g`,
@@ -151,18 +151,21 @@ for (const backend of backends()) {
 
     it('verifies afresh after a change behind the service’s back, though the chain’s head did not move', async () => {
       const org = await newOrg(6);
-      const tamper = (set: string, seq: number) =>
-        asOwner(t.db, (tx) => tx.query(`update audit_logs set ${set} where org_id = $1 and seq = $2`, [org.id, seq]), { replica: true });
+      // An entry's content lives in audit_entries, its place in the chain in audit_seals.
+      const tamper = (table: 'audit_entries' | 'audit_seals', set: string, seq: number) =>
+        asOwner(t.db, (tx) => tx.query(
+          `update ${table} set ${set} where pending_order = (select pending_order from audit_seals where chain_id = $1 and seq = $2)`, [org.id, seq],
+        ), { replica: true });
       assert.deepEqual(outcome(await verify(org)), [true, null, null, 6]);
       assert.deepEqual(outcome(await verify(org, '&fromSeq=5')), [true, null, null, 2]);
 
-      await tamper(`details = '{"i": -1}'`, 3);
+      await tamper('audit_entries', `details = '{"i": -1}'`, 3);
       assert.deepEqual(outcome(await verify(org)), [false, 3, 'checksum_mismatch', 2]);
       // A range that does not read row 3 keeps its answer; one that reads row 4 (for its checksum) does not.
       const runs = verifyCounters.runs;
       assert.deepEqual(outcome(await verify(org, '&fromSeq=5')), [true, null, null, 2]);
       assert.equal(verifyCounters.runs, runs);
-      await tamper(`checksum = repeat('0', 64)`, 4);
+      await tamper('audit_seals', `checksum = repeat('0', 64)`, 4);
       assert.deepEqual(outcome(await verify(org, '&fromSeq=5')), [false, 5, 'prev_checksum_mismatch', 0]);
     });
 

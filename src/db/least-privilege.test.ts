@@ -3,11 +3,12 @@
 // to it); inside a request's transaction RESET ROLE and SET ROLE lead nowhere; and dms_app only
 // reads the audit log's bookkeeping tables.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { connectPostgres, openDatabase, type Database } from './database.js';
 import { SYSTEM_SCOPE, withTenant } from './tenant-scope.js';
+import { RETENTION, SEALER, withAuditPrivilege } from '../audit/privilege.js';
 import { backends, openTestDatabase } from '../../test/support/app.js';
 
 const onPostgres = { skip: !process.env.TEST_DATABASE_URL };
@@ -156,6 +157,61 @@ for (const backend of backends()) {
         `insert into audit_logs (id, org_id, seq, timestamp, actor_type, action, result, checksum) values (gen_random_uuid(), null, 999, now(), 'system', 'x', 'success', 'x')`,
       ];
       for (const sql of refused) await assert.rejects(asApp(sql), /permission denied/, sql);
+    });
+
+    it('writes no seal and nothing of the pending queue, and rewrites no audit entry (0012)', async () => {
+      for (const table of ['audit_entries', 'audit_seals', 'audit_pending', 'audit_logs']) await asApp(`select * from ${table} limit 1`);
+      const refused = [
+        `insert into audit_seals (org_id, seq, pending_order, prev_checksum, checksum) values (null, 1, -1, null, 'x')`,
+        `update audit_seals set checksum = 'forged'`,
+        `delete from audit_seals`,
+        `truncate audit_seals`,
+        `insert into audit_pending (org_id, pending_order) values (null, -1)`,
+        `update audit_pending set pending_order = 0`,
+        `delete from audit_pending`,
+        `truncate audit_pending`,
+        `update audit_entries set action = 'forged'`,
+        `delete from audit_entries`,
+        `truncate audit_entries`,
+        `update audit_logs set action = 'forged'`,
+        `delete from audit_logs`,
+        `insert into audit_logs (id, org_id, timestamp, actor_type, action, result, prev_checksum) values (gen_random_uuid(), null, now(), 'system', 'x', 'success', 'x')`,
+      ];
+      for (const sql of refused) await assert.rejects(asApp(sql), /permission denied/, sql);
+    });
+
+    it('lets the sealer only append seals, and retention only delete entries and seals (0012)', async () => {
+      const run = (privilege: typeof SEALER | typeof RETENTION, sql: string) => withAuditPrivilege(db, privilege, (tx) => tx.query(sql));
+      const sealerRefused = [
+        `update audit_seals set checksum = 'forged' where false`,
+        `delete from audit_seals where false`,
+        `insert into audit_pending (org_id, pending_order) values (null, -1)`,
+        `delete from audit_pending where false`,
+        `update audit_entries set action = 'forged' where false`,
+        `delete from audit_entries where false`,
+        `insert into audit_entries (id, org_id, timestamp, actor_type, action, result) values (gen_random_uuid(), null, now(), 'system', 'x', 'success')`,
+      ];
+      for (const sql of sealerRefused) await assert.rejects(run(SEALER, sql), /permission denied/, sql);
+      const retentionRefused = [
+        `insert into audit_seals (org_id, seq, pending_order, prev_checksum, checksum) values (null, 1, -1, null, 'x')`,
+        `update audit_seals set checksum = 'forged' where false`,
+        `insert into audit_pending (org_id, pending_order) values (null, -1)`,
+        `delete from audit_pending where false`,
+        `update audit_entries set action = 'forged' where false`,
+        `insert into audit_entries (id, org_id, timestamp, actor_type, action, result) values (gen_random_uuid(), null, now(), 'system', 'x', 'success')`,
+      ];
+      for (const sql of retentionRefused) await assert.rejects(run(RETENTION, sql), /permission denied/, sql);
+    });
+
+    it('forces row-level security on the seals and the pending queue (0012)', async () => {
+      const { rows } = await asApp(`select relname, relrowsecurity, relforcerowsecurity from pg_class
+                                     where relname in ('audit_entries', 'audit_seals', 'audit_pending') order by relname`);
+      assert.deepEqual(rows.map((r) => [r.relname, r.relrowsecurity, r.relforcerowsecurity]),
+        [['audit_entries', true, true], ['audit_pending', true, true], ['audit_seals', true, true]]);
+      // A tenant scope sees its own organizations' seals and queue only: none of another's.
+      const other = { scope: 'organization', partnerId: nil, orgIds: [randomUUID()] } as const;
+      const seen = await withTenant(db, other, (tx) => tx.query(`select (select count(*)::int from audit_seals) + (select count(*)::int from audit_pending) as n`));
+      assert.equal(seen.rows[0]!.n, 0);
     });
   });
 }
