@@ -7,6 +7,7 @@ import http from 'node:http';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { freePort } from '../test/support/free-port.js';
+import { hashPassword } from '../src/identity/passwords.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const ADMIN_URL = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -95,6 +96,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Responses by status code (saturation passes). */
+  statuses?: Record<string, number>;
 }
 
 /** Headers for a load: fixed, or a list taken in turn request by request (e.g. several API keys). */
@@ -106,21 +109,49 @@ function headerSource(headers: LoadHeaders | undefined): () => Record<string, st
   return () => headers[i++ % headers.length]!;
 }
 
+/** One request of a load, built request by request (e.g. a different body each time). */
+export interface LoadRequest {
+  path?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export async function load(
   url: string,
-  options: { headers?: LoadHeaders; connections: number; rate?: number; duration?: number; amount?: number; /** taken in turn, request by request */ paths?: string[] },
+  options: {
+    headers?: LoadHeaders;
+    connections: number;
+    rate?: number;
+    duration?: number;
+    amount?: number;
+    /** taken in turn, request by request */
+    paths?: string[];
+    /** called for every request; its fields override the url's path and the method and add headers */
+    request?: () => LoadRequest;
+  },
 ): Promise<LoadResult> {
   const next = headerSource(options.headers);
   let pathIndex = 0;
   const nextPath = () => options.paths![pathIndex++ % options.paths!.length]!;
+  const dynamic = options.paths || options.request;
+  const setupRequest = (req: autocannon.Request) => {
+    const extra = options.request?.() ?? {};
+    return {
+      ...req,
+      ...(options.paths ? { path: nextPath() } : {}),
+      ...(extra.path ? { path: extra.path } : {}),
+      ...(extra.method ? { method: extra.method as autocannon.Request['method'] } : {}),
+      ...(extra.body !== undefined ? { body: extra.body } : {}),
+      headers: { ...req.headers, ...next(), ...extra.headers },
+    };
+  };
   const result = await autocannon({
     url,
     connections: options.connections,
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION_S }),
     ...(options.rate ? { overallRate: options.rate } : {}),
-    ...(Array.isArray(options.headers) || options.paths
-      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, ...(options.paths ? { path: nextPath() } : {}), headers: { ...req.headers, ...next() } }) }] }
-      : { headers: options.headers ?? {} }),
+    ...(dynamic || Array.isArray(options.headers) ? { requests: [{ setupRequest }] } : { headers: options.headers ?? {} }),
   });
   return {
     rps: result.requests.average,
@@ -129,6 +160,7 @@ export async function load(
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    statuses: Object.fromEntries(Object.entries((result as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([code, s]) => [code, s.count])),
   };
 }
 
@@ -183,40 +215,107 @@ export function median(values: number[]): number {
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
+/** One side of a comparison: a route and how each request to it is made. */
+export interface Route {
+  url: string;
+  headers?: LoadHeaders;
+  /** per request (method, path, body); the saturation pass only */
+  request?: () => LoadRequest;
+}
+
+export interface Comparison {
+  rps: number;
+  bareRps: number;
+  satP50: number;
+  bareSatP50: number;
+  satP99: number;
+  bareSatP99: number;
+  /** Fixed-rate pass (NaN when it was not run). */
+  p99: number;
+  bareP99: number;
+  p50: number;
+  bareP50: number;
+}
+
+/**
+ * Measures a service route against a baseline route: throughput at saturation (`connections`) and,
+ * unless `fixedRate` is false, latency at the fixed rate; medians of RUNS interleaved runs
+ * (DESIGN.md §8). Every response of either side must be 2xx. `afterService` runs after each
+ * saturation load of the service (the warm-up included, run 0), before anything else is measured.
+ */
+export async function compareRoutes(
+  label: string,
+  service: Route,
+  baseline: Route,
+  options: { connections?: number; fixedRate?: boolean; afterService?: (run: number, result: LoadResult) => Promise<void> } = {},
+): Promise<Comparison> {
+  const connections = options.connections ?? SATURATION_CONNECTIONS;
+  const check = (side: string, r: LoadResult) => {
+    if (r.non2xx || r.errors) throw new Error(`${label} (${side}): ${r.non2xx} non-2xx and ${r.errors} errors${r.statuses ? ` (statuses ${JSON.stringify(r.statuses)})` : ''}`);
+  };
+  const saturate = async (side: string, route: Route, duration?: number) => {
+    const r = await load(route.url, { connections: duration ? 10 : connections, duration, headers: route.headers, request: route.request });
+    check(side, r);
+    return r;
+  };
+  await saturate('baseline', baseline, 2);
+  await options.afterService?.(0, await saturate('service', service, 2));
+  const runs: { bareSat: LoadResult; sat: LoadResult; bareRate?: LoadResult; rate?: LoadResult }[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const bareSat = await saturate('baseline', baseline);
+    const sat = await saturate('service', service);
+    await options.afterService?.(i + 1, sat);
+    if (options.fixedRate === false) {
+      runs.push({ bareSat, sat });
+      continue;
+    }
+    const bareRate = await fixedRate(baseline.url, { rate: FIXED_RATE, headers: baseline.headers });
+    const rate = await fixedRate(service.url, { rate: FIXED_RATE, headers: service.headers });
+    check('baseline, fixed rate', bareRate);
+    check('service, fixed rate', rate);
+    runs.push({ bareSat, sat, bareRate, rate });
+  }
+  const m = (pick: (r: (typeof runs)[number]) => number | undefined) => round(median(runs.map((r) => pick(r) ?? NaN)), 3);
+  return {
+    rps: m((r) => r.sat.rps),
+    bareRps: m((r) => r.bareSat.rps),
+    satP50: m((r) => r.sat.p50),
+    bareSatP50: m((r) => r.bareSat.p50),
+    satP99: m((r) => r.sat.p99),
+    bareSatP99: m((r) => r.bareSat.p99),
+    p99: m((r) => r.rate?.p99),
+    bareP99: m((r) => r.bareRate?.p99),
+    p50: m((r) => r.rate?.p50),
+    bareP50: m((r) => r.bareRate?.p50),
+  };
+}
+
 /**
  * Measures an authenticated route against the bare baseline answering the same body: throughput
  * at saturation and latency at the fixed rate, medians of RUNS interleaved runs (DESIGN.md §8).
  */
-export async function compareWithBare(label: string, url: string, headers: LoadHeaders) {
+export async function compareWithBare(label: string, url: string, headers: LoadHeaders): Promise<Comparison> {
   const body = await (await fetch(url, { headers: headerSource(headers)() })).text();
   const bare = await startProcess('bench/bare-server.ts', { BARE_BODY: body }, '/bare');
   try {
-    const bareUrl = `${bare.url}/bare`;
-    await load(bareUrl, { connections: 10, duration: 2 });
-    await load(url, { connections: 10, duration: 2, headers });
-    const runs: { bareSat: LoadResult; sat: LoadResult; bareRate: LoadResult; rate: LoadResult }[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const bareSat = await load(bareUrl, { connections: SATURATION_CONNECTIONS });
-      const sat = await load(url, { connections: SATURATION_CONNECTIONS, headers });
-      const bareRate = await fixedRate(bareUrl, { rate: FIXED_RATE });
-      const rate = await fixedRate(url, { rate: FIXED_RATE, headers });
-      for (const r of [sat, rate]) if (r.non2xx || r.errors) throw new Error(`${label}: ${r.non2xx} non-2xx and ${r.errors} errors`);
-      runs.push({ bareSat, sat, bareRate, rate });
-    }
-    const m = (pick: (r: (typeof runs)[number]) => number) => round(median(runs.map(pick)), 3);
-    return {
-      rps: m((r) => r.sat.rps),
-      bareRps: m((r) => r.bareSat.rps),
-      satP99: m((r) => r.sat.p99),
-      bareSatP99: m((r) => r.bareSat.p99),
-      p99: m((r) => r.rate.p99),
-      bareP99: m((r) => r.bareRate.p99),
-      p50: m((r) => r.rate.p50),
-      bareP50: m((r) => r.bareRate.p50),
-    };
+    return await compareRoutes(label, { url, headers }, { url: `${bare.url}/bare` });
   } finally {
     await bare.stop();
   }
+}
+
+/**
+ * The database baselines (bench/bare-db-server.ts) on the service's database: `GET /bare-db-read`
+ * (one prepared primary-key SELECT of `read.table` row `read.id`, answering `read.body` filled in
+ * from the row) and `PATCH /bare-db-write/:id` (one transaction with one prepared audit-width
+ * INSERT, answering `writeBody` with the id and name), each through a pg.Pool of 20.
+ */
+export function startBareDb(databaseUrl: string, options: { read?: { body: string; table: string; id: string }; writeBody?: string }): Promise<Server> {
+  return startProcess('bench/bare-db-server.ts', {
+    DATABASE_URL: databaseUrl,
+    ...(options.read ? { BARE_READ_BODY: options.read.body, BARE_READ_TABLE: options.read.table, BARE_READ_ID: options.read.id } : {}),
+    ...(options.writeBody ? { BARE_WRITE_BODY: options.writeBody } : {}),
+  });
 }
 
 /** The service on a fresh database, signed in as its bootstrap admin. */
@@ -239,4 +338,18 @@ export async function signIn(baseUrl: string, email: string, password: string): 
   const body = (await res.json()) as { accessToken?: string };
   if (!body.accessToken) throw new Error(`sign-in failed: ${JSON.stringify(body)}`);
   return body.accessToken;
+}
+
+/**
+ * An organization admin written straight into the database (creating users through the API needs
+ * an MFA-verified session), signed in: the JWT caller of the benches.
+ */
+export async function orgAdminToken(admin: { query(sql: string, params: unknown[]): Promise<unknown> }, serviceUrl: string, partnerId: string, orgId: string): Promise<string> {
+  const email = 'admin@customer.example';
+  const password = 'bench-password-789';
+  await admin.query(
+    `insert into users (email, name, password_hash, scope, partner_id, org_id, role) values ($1, 'Customer Admin', $2, 'organization', $3, $4, 'admin')`,
+    [email, await hashPassword(password), partnerId, orgId],
+  );
+  return signIn(serviceUrl, email, password);
 }
