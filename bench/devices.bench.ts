@@ -25,7 +25,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DEVICES = 1000;
 
 /** A partner, one organization with one site and DEVICES devices (a third seen just now), 20 keys and the org's admin. */
-async function seed(admin: pg.Client) {
+export async function seed(admin: pg.Client) {
   const { rows: [partner] } = await admin.query(`insert into partners (name, slug, status) values ('Bench MSP', 'bench-msp', 'active') returning id`);
   const { rows: [org] } = await admin.query(`insert into organizations (partner_id, name, slug) values ($1, 'Customer', 'customer') returning id`, [partner.id]);
   const { rows: [site] } = await admin.query(`insert into sites (org_id, name, timezone) values ($1, 'Head office', 'UTC') returning id`, [org.id]);

@@ -2,7 +2,7 @@
 // PostgreSQL itself, and the refusal to run as a role that bypasses RLS.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type Database, type Queryable } from './database.js';
 import { SYSTEM_SCOPE, withTenant, type TenantScope } from './tenant-scope.js';
@@ -165,6 +165,22 @@ describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_D
     });
     assert.equal(statements.filter((s) => s.includes(`as ${marker}`) && !s.includes('_unnamed')).length, 1);
     assert.equal(statements.filter((s) => s.includes(`${marker}_unnamed`)).length, 0);
+  });
+
+  it('plans a prepared statement once, generically, and an unnamed one for its values', async () => {
+    const marker = `g${randomBytes(4).toString('hex')}`;
+    const { plans, unnamedMode } = await withTenant(db, SYSTEM_SCOPE, async (tx) => {
+      for (let i = 0; i < 3; i++) await tx.query(`select count(*) as ${marker} from devices where org_id = $1`, [randomUUID()]);
+      const { rows } = await tx.query<{ generic_plans: string; custom_plans: string }>(
+        `select generic_plans, custom_plans from pg_prepared_statements where statement like $1`, [`%as ${marker} %`]);
+      const unnamed = await tx.query<{ mode: string }>(`select current_setting('plan_cache_mode') as mode, $1::text`, ['x'], { prepare: false });
+      return { plans: rows[0], unnamedMode: unnamed.rows[0]!.mode };
+    });
+    assert.deepEqual([Number(plans?.generic_plans), Number(plans?.custom_plans)], [3, 0]);
+    assert.equal(unnamedMode, 'force_custom_plan');
+    // The switch to custom plans ends with its transaction.
+    const after = await withTenant(db, SYSTEM_SCOPE, (tx) => tx.query<{ mode: string }>(`select current_setting('plan_cache_mode') as mode`));
+    assert.equal(after.rows[0]!.mode, 'force_generic_plan');
   });
 
   it('keeps the number of statements a connection prepares bounded', async () => {

@@ -28,13 +28,15 @@ export interface QueryResult<R> {
 export interface QueryOptions {
   /**
    * Statements are prepared by default (PostgreSQL): named after a hash of their text, parsed
-   * once per connection, planned once its plan turns out not to depend on the values. Parse and
-   * plan were about half of PostgreSQL's CPU on the hot routes when every statement was unnamed.
-   * `false` keeps a statement unnamed, for one whose best plan does depend on the values (a
-   * free-text or time-range search over a log table, where a generic plan could pick the wrong
-   * index for one tenant's data). Ignored by PGlite.
+   * once per connection and planned once (connections use generic plans: a custom plan per
+   * execution cost as much CPU as the rest of a device-list page). Parse and plan were about half
+   * of PostgreSQL's CPU on the hot routes when every statement was unnamed.
+   * `false` keeps a statement unnamed and planned for its values, for one whose best plan does
+   * depend on them (a free-text or time-range search over a log table, where a generic plan could
+   * pick the wrong index for one tenant's data): its transaction switches to custom plans first,
+   * one round trip more. Ignored by PGlite.
    */
-  prepare?: false | string;
+  prepare?: false;
   /**
    * 'array': each row is an array of its column values in select order. For reads of many rows,
    * where building an object per row is a measurable share of the cost (chain verification).
@@ -206,7 +208,8 @@ function loginPool(url: string, max: number, log?: (message: string) => void): p
     connectionString: url,
     max,
     types: PG_TYPES,
-    options: '-c idle_in_transaction_session_timeout=60000',
+    // Generic plans for prepared statements (QueryOptions.prepare).
+    options: '-c idle_in_transaction_session_timeout=60000 -c plan_cache_mode=force_generic_plan',
     connectionTimeoutMillis: 5000,
   });
   pool.on('error', (err) => log?.(`idle database connection failed: ${err.message}`));
@@ -245,9 +248,15 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     throw classify(err);
   }
   const committed: (() => void)[] = [];
+  let customPlans = false;
   const tx: Transaction = {
     async query(text, params, options) {
-      const name = options?.prepare === false ? undefined : statementName(client, text); // TODO(issue 19): drop the string form
+      let name: string | undefined;
+      if (options?.prepare !== false) name = statementName(client, text);
+      else if (!customPlans) {
+        await client.query(`set local plan_cache_mode = force_custom_plan`);
+        customPlans = true;
+      }
       const result = await client.query({ name, text, values: params as unknown[], ...(options?.rowMode ? { rowMode: options.rowMode } : {}) });
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     },
