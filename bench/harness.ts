@@ -327,6 +327,8 @@ export async function startService(databaseUrl: string, env: Record<string, stri
     BOOTSTRAP_ADMIN_EMAIL: 'bench@example.test',
     BOOTSTRAP_ADMIN_PASSWORD: password,
     ...(process.env.BENCH_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_LOG_LEVEL } : {}),
+    // Extra settings for every service a bench starts, e.g. '{"DATABASE_POOL_SIZE":"10"}'.
+    ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
     ...env,
   });
   const adminToken = await signIn(service.url, 'bench@example.test', password);

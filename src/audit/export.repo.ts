@@ -39,11 +39,14 @@ export async function exportPage(tx: Queryable, filter: ExportFilter, cursor: Ex
   const where = whereClause(filter, cursor, params);
   if (cursor.mode === 'chain') {
     // The chain's seals in seq order, each with its entry, the filters applied to the entries.
+    // Planned for the chain as it is now: chains grow fast, and a plan kept from a small one is not
+    // the plan for a large one (the outbound sender reads through here too).
     await tx.query(INDEX_ORDER_ONLY);
     const { rows } = await tx.query<AuditRowWithUser>(
       `select ${COLUMNS}, u.name as user_name, u.role as user_role from ${SEALS_WITH_ENTRIES} ${where}
         order by s.seq limit $${params.push(limit)}`,
       params,
+      VALUE_DEPENDENT_PLAN,
     );
     return rows;
   }
