@@ -23,6 +23,7 @@ import { createLocalRelay, createRedisRelay, type Relay } from './live-queries/r
 import { buildModules } from './modules.js';
 import { registerRoutes } from './routes.js';
 import { startWorkers } from './workers.js';
+import type { EventSender } from './event-destinations/sender.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,6 +37,8 @@ declare module 'fastify' {
     apiKeyUsage: UsageRecorder;
     /** The hourly cleanup of ended sessions and old sign-in attempts: tests run it on demand. */
     identityHousekeeping: IdentityHousekeeping;
+    /** The outbound event sender: tests run a delivery pass on demand and read its counts. */
+    eventSender: EventSender;
   }
 }
 
@@ -131,6 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('auditRetention', modules.workers.retention);
   app.decorate('apiKeyUsage', modules.workers.usage);
   app.decorate('identityHousekeeping', modules.workers.housekeeping);
+  app.decorate('eventSender', modules.workers.eventSender);
 
   installAuth(app, modules.authenticators);
   healthRoutes(app, db);

@@ -29,6 +29,8 @@ export interface Config {
   bootstrapAdminPassword: string | null;
   trustProxyHeaders: boolean;
   allowPartnerSignup: boolean;
+  /** Outbound event delivery may reach private, loopback and link-local addresses (API.md §9). */
+  outboundAllowPrivate: boolean;
   enrollmentKeyDefaultTtlMinutes: number;
   liveQueryTimeoutMs: number;
   logLevel: string;
@@ -221,6 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapAdminPassword: bootstrapPassword,
     trustProxyHeaders: boolean(env, 'TRUST_PROXY_HEADERS', false),
     allowPartnerSignup: boolean(env, 'ALLOW_PARTNER_SIGNUP', false),
+    outboundAllowPrivate: boolean(env, 'OUTBOUND_ALLOW_PRIVATE', false),
     enrollmentKeyDefaultTtlMinutes: integer(env, 'ENROLLMENT_KEY_DEFAULT_TTL_MINUTES', 60, 1, 525600),
     liveQueryTimeoutMs: integer(env, 'LIVE_QUERY_TIMEOUT_MS', 30000, 100, 600000),
     logLevel,

@@ -4,6 +4,7 @@
 export const ERROR_CATALOGUE = {
   VALIDATION_FAILED: { status: 400, title: 'Bad Request' },
   EMPTY_UPDATE: { status: 400, title: 'Bad Request' },
+  DESTINATION_NOT_ALLOWED: { status: 400, title: 'Bad Request' },
   UNAUTHENTICATED: { status: 401, title: 'Unauthorized' },
   API_KEY_INVALID: { status: 401, title: 'Unauthorized' },
   API_KEY_INACTIVE: { status: 401, title: 'Unauthorized' },
@@ -132,6 +133,10 @@ export const accountWithoutPartner = () => new AppError('ACCOUNT_MISCONFIGURED',
 // Conflicts (duplicates of a unique column come from db/unique-conflicts.ts)
 export const limitReached = (owner: 'partner' | 'organization', cap: number, what: 'organizations' | 'devices') =>
   new AppError('LIMIT_REACHED', `This ${owner} has reached its limit of ${cap} ${what}`);
+
+// Outbound delivery (API.md §9)
+/** `detail` says why, e.g. 'host resolves to a private address (10.0.0.5)'; never a secret. */
+export const destinationNotAllowed = (detail: string) => new AppError('DESTINATION_NOT_ALLOWED', `Destination not allowed: ${detail}`);
 
 // Devices and the database
 export const agentTimeout = (timeoutMs: number) =>

@@ -37,6 +37,10 @@ import { createAgentLogsService } from './agent-logs/agent-logs.service.js';
 import { createAgentGateway } from './live-queries/gateway.js';
 import { createLiveQueriesService } from './live-queries/live-queries.service.js';
 import type { Relay } from './live-queries/relay.js';
+import { createAuditFeed } from './audit/feed.js';
+import { createSecretBox } from './secret-box.js';
+import { createEventSender } from './event-destinations/sender.js';
+import { createEventDestinationsService } from './event-destinations/event-destinations.service.js';
 
 export interface ModuleDeps {
   config: Config;
@@ -60,8 +64,15 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
     now,
     log: logError,
   });
-  const sealer = createSealer({ db, log: logError, onSealed: checkpoints.afterSeal });
+  // The sender learns of new sealed entries once their seal commits.
+  const sealer = createSealer({ db, log: logError, onSealed: async (tx, sealed) => {
+    await checkpoints.afterSeal(tx, sealed);
+    tx.afterCommit(() => eventSender.wake());
+  } });
   const recordAudit = createAuditRecorder({ now, onRecorded: sealer.wake });
+  const outbound = { allowPrivate: config.outboundAllowPrivate };
+  const destinationSecrets = createSecretBox(config.encryptionKey, 'event-destination-secret');
+  const eventSender = createEventSender({ db, feed: createAuditFeed(db), secrets: destinationSecrets, policy: outbound, recordAudit, now, log: logError });
   const retention = createRetentionService({
     db,
     recordAudit,
@@ -112,6 +123,9 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
       agentLogs: createAgentLogsService({ db, recordAudit, now, deviceInReach: devices.deviceInReach }),
       live: createLiveQueriesService({ db, gateway, recordAudit, deviceInReach: devices.deviceInReach }),
       gateway,
+      eventDestinations: createEventDestinationsService({
+        db, recordAudit, secrets: destinationSecrets, policy: outbound, sendTest: eventSender.sendTest, wake: eventSender.wake, now,
+      }),
     },
     workers: {
       sealer,
@@ -121,6 +135,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
       usage,
       verifyPool,
       gateway,
+      eventSender,
     },
   };
 }

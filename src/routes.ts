@@ -24,6 +24,7 @@ import { deviceLogRoutes } from './agent-logs/devices.routes.js';
 import { agentSocketRoutes } from './live-queries/agents.routes.js';
 import { systemToolsRoutes } from './live-queries/system-tools.routes.js';
 import { MAX_FRAME_BYTES } from './live-queries/protocol.js';
+import { eventDestinationsRoutes } from './event-destinations/event-destinations.routes.js';
 
 export async function registerRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const api = { prefix: '/api/v1' };
@@ -46,6 +47,7 @@ export async function registerRoutes(app: FastifyInstance, services: Services): 
   await app.register(agentLogSubmissionRoutes({ agentLogs: s.agentLogs }), api);
   await app.register(deviceLogRoutes({ agentLogs: s.agentLogs }), api);
   await app.register(systemToolsRoutes({ live: s.live }), api);
+  await app.register(eventDestinationsRoutes({ eventDestinations: s.eventDestinations }), api);
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   await app.register(agentSocketRoutes({ gateway: s.gateway }), api);
 }

@@ -51,6 +51,11 @@ export const AUDIT_ACTIONS = Object.freeze([
   // The audit log itself (API.md §8)
   ...actions('service', 'system', ['audit.retention.update']),
   ...actions('service', 'compliance', ['data.export']),
+  // Outbound event delivery (API.md §9)
+  ...actions('service', 'system', [
+    'event_destination.create', 'event_destination.update', 'event_destination.delete', 'event_destination.rotate_secret',
+    'event_destination.replay', 'event_destination.failing',
+  ]),
   // Recorded by modules not built here; SPEC's security-event and compliance reports count them.
   ...actions('external', 'policy', ['policy.create', 'policy.update', 'policy.evaluate', 'automation.policy.evaluate']),
   ...actions('external', 'automation', ['script.execute']),

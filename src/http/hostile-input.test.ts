@@ -26,7 +26,7 @@ interface World {
   partnerJwt: Headers;
   ids: {
     partnerId: string; orgId: string; siteId: string; otherPartnerId: string; otherOrgId: string; userId: string; apiKeyId: string;
-    enrollmentKeyId: string; deviceId: string; agentId: string; auditEntryId: string; enrollmentKey: string;
+    enrollmentKeyId: string; deviceId: string; agentId: string; auditEntryId: string; enrollmentKey: string; eventDestinationId: string;
   };
 }
 
@@ -52,6 +52,10 @@ async function buildWorld(t: TestApp): Promise<World> {
   const device = await createDevice(t.db, org.id, { siteId: site.id });
   const renamed = await as(t.app, admin)({ method: 'PATCH', url: `/api/v1/users/${user.id}`, payload: { name: 'Fuzz target' } });
   assert.equal(renamed.statusCode, 200, renamed.body);
+  const destination = await as(t.app, admin)({
+    method: 'POST', url: '/api/v1/event-destinations', payload: { orgId: org.id, name: 'Fuzz target', kind: 'syslog', url: 'syslog+tcp://siem.example:6514', enabled: false },
+  });
+  assert.equal(destination.statusCode, 201, destination.body);
   const entries = await as(t.app, admin)({ method: 'GET', url: `/api/v1/audit-logs/logs?orgId=${org.id}&limit=1` });
   assert.equal(entries.statusCode, 200, entries.body);
   return {
@@ -60,7 +64,7 @@ async function buildWorld(t: TestApp): Promise<World> {
     ids: {
       partnerId: partner.id, orgId: org.id, siteId: site.id, otherPartnerId: otherPartner.id, otherOrgId: otherOrg.id, userId: user.id,
       apiKeyId: targetKey.id, enrollmentKeyId: targetEnrollment.id, deviceId: device.id, agentId: agent.agentId,
-      auditEntryId: (entries.json().data as { id: string }[])[0]!.id, enrollmentKey: enrollment.key,
+      auditEntryId: (entries.json().data as { id: string }[])[0]!.id, enrollmentKey: enrollment.key, eventDestinationId: destination.json().id,
     },
   };
 }
@@ -70,6 +74,7 @@ function fixtures(w: World) {
   const byCollection: Record<string, string> = {
     users: ids.userId, partners: ids.otherPartnerId, organizations: ids.otherOrgId, sites: ids.siteId, 'api-keys': ids.apiKeyId,
     'enrollment-keys': ids.enrollmentKeyId, devices: ids.deviceId, agents: ids.agentId, logs: ids.auditEntryId,
+    'event-destinations': ids.eventDestinationId,
   };
   return {
     named: {

@@ -84,6 +84,17 @@ export const EXPECTED: Record<string, Expected> = {
   'DELETE /api/v1/api-keys/{id}': counts(1, 2),
   'POST /api/v1/api-keys/{id}/rotate': counts(1, 2),
 
+  'GET /api/v1/event-destinations': counts(1, 1),
+  'GET /api/v1/event-destinations · skipCount': counts(1, 1),
+  'POST /api/v1/event-destinations': counts(1, 5, 'owner checked and locked, the insert counting the owner’s destinations, its cursors, audit'),
+  'GET /api/v1/event-destinations/{id}': counts(1, 1),
+  'PATCH /api/v1/event-destinations/{id}': counts(1, 3),
+  'DELETE /api/v1/event-destinations/{id}': counts(1, 3),
+  'POST /api/v1/event-destinations/{id}/rotate-secret': counts(1, 3),
+  'POST /api/v1/event-destinations/{id}/test': counts(2, 2, 'reach, then the secrets: no transaction open while the receiver answers'),
+  'POST /api/v1/event-destinations/{id}/replay': counts(1, 3),
+  'GET /api/v1/event-destinations/{id}/deliveries': counts(1, 2, 'destination reach, then page and total in one statement'),
+
   'GET /api/v1/enrollment-keys': counts(1, 1),
   'GET /api/v1/enrollment-keys · skipCount': counts(1, 1),
   'POST /api/v1/enrollment-keys': counts(1, 2, 'the insert checks the organization and the site'),
@@ -253,6 +264,17 @@ export const REQUESTS: Record<string, (f: Fixture) => Promise<Case>> = {
   'DELETE /api/v1/api-keys/{id}': async (f) => ({ request: as(f.admin, 'DELETE', `/api-keys/${(await createApiKey(f.t.db, f.orgA.id)).id}`), status: 200 }),
   'POST /api/v1/api-keys/{id}/rotate': async (f) => ({ request: as(f.admin, 'POST', `/api-keys/${(await createApiKey(f.t.db, f.orgA.id)).id}/rotate`), status: 200 }),
 
+  'GET /api/v1/event-destinations': async (f) => list(f, '/event-destinations'),
+  'GET /api/v1/event-destinations · skipCount': async (f) => list(f, '/event-destinations', true),
+  'POST /api/v1/event-destinations': async (f) => ({ request: as(f.admin, 'POST', '/event-destinations', destinationBody(f)), status: 201 }),
+  'GET /api/v1/event-destinations/{id}': async (f) => ({ request: as(f.admin, 'GET', `/event-destinations/${await destination(f)}`), status: 200 }),
+  'PATCH /api/v1/event-destinations/{id}': async (f) => ({ request: as(f.admin, 'PATCH', `/event-destinations/${await destination(f)}`, { name: 'Renamed' }), status: 200 }),
+  'DELETE /api/v1/event-destinations/{id}': async (f) => ({ request: as(f.admin, 'DELETE', `/event-destinations/${await destination(f)}`), status: 200 }),
+  'POST /api/v1/event-destinations/{id}/rotate-secret': async (f) => ({ request: as(f.admin, 'POST', `/event-destinations/${await destination(f)}/rotate-secret`), status: 200 }),
+  'POST /api/v1/event-destinations/{id}/test': async (f) => ({ request: as(f.admin, 'POST', `/event-destinations/${await destination(f)}/test`), status: 200 }),
+  'POST /api/v1/event-destinations/{id}/replay': async (f) => ({ request: as(f.admin, 'POST', `/event-destinations/${await destination(f)}/replay`, { fromSeq: 1 }), status: 202 }),
+  'GET /api/v1/event-destinations/{id}/deliveries': async (f) => list(f, `/event-destinations/${await destination(f)}/deliveries`),
+
   'GET /api/v1/enrollment-keys': async (f) => list(f, '/enrollment-keys'),
   'GET /api/v1/enrollment-keys · skipCount': async (f) => list(f, '/enrollment-keys', true),
   'POST /api/v1/enrollment-keys': async (f) => ({ request: as(f.admin, 'POST', '/enrollment-keys', { orgId: f.orgA.id, siteId: f.siteId, name: 'Rollout' }), status: 201 }),
@@ -288,6 +310,13 @@ export const REQUESTS: Record<string, (f: Fixture) => Promise<Case>> = {
     status: 200,
   }),
 };
+
+/** A disabled webhook of organization A (so no sender works it during a measurement). */
+const destinationBody = (f: Fixture) => ({ orgId: f.orgA.id, name: 'SIEM', kind: 'webhook', url: 'https://siem.example/hook', enabled: false });
+
+async function destination(f: Fixture): Promise<string> {
+  return String((await call(f, as(f.admin, 'POST', '/event-destinations', destinationBody(f)), 201)).id);
+}
 
 function enrollmentKey(f: Fixture) {
   return createEnrollmentKey(f.t.db, f.orgA.id, { pepper: f.t.config.enrollmentKeyPepper, siteId: f.siteId, maxUsage: 5 });

@@ -1,6 +1,6 @@
 // TOTP (RFC 6238: SHA-1, 6 digits, 30 s, ±1 step). Seeds are kept encrypted at rest with
-// AES-256-GCM under a key derived from the configured encryption key.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+// AES-256-GCM under a key derived from the configured encryption key (secret-box.ts).
+import { createSecretBox } from '../secret-box.js';
 import * as OTPAuth from 'otpauth';
 
 const ISSUER = 'Device Management';
@@ -29,7 +29,7 @@ function totpFor(secret: string, label = 'user'): OTPAuth.TOTP {
 }
 
 export function createTotpService(encryptionKey: string): TotpService {
-  const key = Buffer.from(hkdfSync('sha256', encryptionKey, 'dms', 'totp-seed-encryption', 32));
+  const box = createSecretBox(encryptionKey, 'totp-seed-encryption');
   return {
     newSecret: () => new OTPAuth.Secret({ size: 20 }).base32,
     otpauthUrl: (secret, accountName) => totpFor(secret, accountName).toString(),
@@ -38,19 +38,8 @@ export function createTotpService(encryptionKey: string): TotpService {
       const delta = totpFor(secret).validate({ token: code, timestamp: atMs, window: 1 });
       return delta === null ? null : Math.floor(atMs / 1000 / PERIOD_SECONDS) + delta;
     },
-    seal(secret) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
-    },
-    open(sealed) {
-      const [version, iv, tag, body] = sealed.split('.');
-      if (version !== 'v1' || !iv || !tag || !body) throw new Error('unreadable sealed TOTP seed');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
-    },
+    seal: box.seal,
+    open: box.open,
   };
 }
 

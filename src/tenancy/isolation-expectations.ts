@@ -51,6 +51,7 @@ export interface Targets {
   userIds: string[];
   apiKeyId: string;
   enrollmentKeyId: string;
+  eventDestinationId: string;
   deviceId: string;
   agentId: string;
   auditEntryId: string;
@@ -66,7 +67,7 @@ export function pathValue(path: string, name: string, a: Targets): string {
   const collection = /\/([^/]+)\/\{id\}/.exec(path)?.[1];
   const byCollection: Record<string, string> = {
     users: a.userId, partners: a.partnerId, organizations: a.orgId, sites: a.siteId, 'api-keys': a.apiKeyId,
-    'enrollment-keys': a.enrollmentKeyId, devices: a.deviceId, agents: a.agentId, logs: a.auditEntryId,
+    'enrollment-keys': a.enrollmentKeyId, devices: a.deviceId, agents: a.agentId, logs: a.auditEntryId, 'event-destinations': a.eventDestinationId,
   };
   if (name === 'id' && collection && byCollection[collection]) return byCollection[collection];
   throw new Error(`no tenant-A value for path parameter {${name}} of ${path}: add one to pathValue`);
@@ -208,6 +209,23 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'PATCH /api/v1/api-keys/{id}': jwt('organizations:write', NOT_FOUND),
   'DELETE /api/v1/api-keys/{id}': jwt('organizations:write', NOT_FOUND),
   'POST /api/v1/api-keys/{id}/rotate': jwt('organizations:write', NOT_FOUND),
+
+  // API.md §9: reach rules of API keys; a partner-wide destination of another partner is PARTNER_MISMATCH.
+  'GET /api/v1/event-destinations': jwt('organizations:read', NOTHING_OF_A, list),
+  'POST /api/v1/event-destinations': jwt('organizations:write', ORG_ACCESS_DENIED, {
+    // Not orgId and partnerId together (400): the organization, then the partner in a probe.
+    body: (a) => ({ name: 'planted', kind: 'syslog', url: 'syslog+tcp://collector.example:6514', orgId: a.orgId }),
+    probes: (a) => [
+      { name: 'a destination for all of A’s partner', credential: 'partner-admin', payload: { name: 'planted', kind: 'syslog', url: 'syslog+tcp://collector.example:6514', partnerId: a.partnerId }, expect: refuse(403, 'PARTNER_MISMATCH') },
+    ],
+  }),
+  'GET /api/v1/event-destinations/{id}': jwt('organizations:read', NOT_FOUND),
+  'PATCH /api/v1/event-destinations/{id}': jwt('organizations:write', NOT_FOUND),
+  'DELETE /api/v1/event-destinations/{id}': jwt('organizations:write', NOT_FOUND),
+  'POST /api/v1/event-destinations/{id}/rotate-secret': jwt('organizations:write', NOT_FOUND),
+  'POST /api/v1/event-destinations/{id}/test': jwt('organizations:write', NOT_FOUND),
+  'POST /api/v1/event-destinations/{id}/replay': jwt('organizations:write', NOT_FOUND, { body: () => ({ fromSeq: 1 }) }),
+  'GET /api/v1/event-destinations/{id}/deliveries': jwt('organizations:read', NOT_FOUND),
 
   'GET /api/v1/enrollment-keys': jwt('organizations:read', NOTHING_OF_A, list),
   'POST /api/v1/enrollment-keys': jwt('organizations:write', ORG_ACCESS_DENIED, {

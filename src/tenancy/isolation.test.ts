@@ -88,6 +88,9 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
   const keys = [await createApiKey(t.db, orgs[0]!.id, { scopes: ['*'] }), await createApiKey(t.db, orgs[1]!.id, { scopes: ['devices:read'] })];
   const enrollmentKey = await createEnrollmentKey(t.db, orgs[0]!.id, { pepper: t.config.enrollmentKeyPepper, siteId: sites[0]!.id });
   const device = await createDevice(t.db, orgs[0]!.id, { siteId: sites[0]!.id, hostname: `victim-host-${orgs[0]!.id.slice(0, 8)}` });
+  const destination = await call({
+    method: 'POST', url: '/api/v1/event-destinations', payload: { orgId: orgs[0]!.id, name: 'Victim SIEM', kind: 'syslog', url: 'syslog+tcp://victim-siem.example:6514', enabled: false },
+  }, 201);
   const agent = (method: 'POST' | 'PUT', path: string, payload: Json) =>
     t.app.inject({ method, url: `/api/v1/agents/${device.agentId}/${path}`, headers: { authorization: `Bearer ${device.authToken}` }, payload });
   const timestamp = new Date(t.clock.now()).toISOString();
@@ -109,6 +112,7 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
   label(users.map((u) => u.email), 'user e-mail');
   label(keys.map((k) => k.id), 'API key id');
   label([enrollmentKey.id], 'enrollment key id');
+  label([String(destination.id)], 'event destination id');
   label([device.id], 'device id');
   label(entries.map((e) => e.id), 'audit entry id');
   return {
@@ -124,6 +128,7 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
     apiKeyId: keys[0]!.id,
     apiKeyIds: keys.map((k) => k.id),
     enrollmentKeyId: enrollmentKey.id,
+    eventDestinationId: String(destination.id),
     deviceId: device.id,
     agentId: device.agentId,
     auditEntryId: entries[0]!.id,
@@ -296,6 +301,8 @@ for (const backend of backends()) {
       `/api/v1/users?partnerId=${a.partnerId}&limit=100`,
       ...a.apiKeyIds.map((id) => `/api/v1/api-keys/${id}`),
       `/api/v1/enrollment-keys/${a.enrollmentKeyId}`,
+      `/api/v1/event-destinations/${a.eventDestinationId}`,
+      `/api/v1/event-destinations?orgId=${a.orgId}&limit=100`,
       `/api/v1/devices/${a.deviceId}`,
       `/api/v1/devices/${a.deviceId}/diagnostic-logs?limit=100`,
       `/api/v1/devices/${a.deviceId}/eventlogs?limit=100`,
