@@ -168,38 +168,47 @@ export function createEventSender(deps: {
     }
   }
 
-  function run(): void {
+  /** One pass at a time per instance (two would each send a chain and race to move its cursor); a wake during a pass asks for another after it. */
+  function run(): Promise<void> {
     if (running) {
       again = true;
-      return;
+      return running;
     }
-    running = pass()
-      .catch((err: unknown) => deps.log(err, 'event delivery pass failed'))
-      .finally(() => {
-        running = null;
-        if (again && !stopped) {
+    running = (async () => {
+      try {
+        do {
           again = false;
-          run();
-        }
-      });
+          await pass();
+        } while (again && !stopped);
+      } catch (err) {
+        deps.log(err, 'event delivery pass failed');
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
   }
 
   return {
     stats,
     start() {
       stopped = false;
-      timer = setInterval(run, deps.pollMs ?? 1000);
+      timer = setInterval(() => void run(), deps.pollMs ?? 1000);
       timer.unref();
-      run();
+      void run();
     },
     /** After a seal commits, or a destination changes: look now rather than at the next tick. */
     wake() {
-      if (!stopped) context.runInAsyncScope(run);
+      if (!stopped) void context.runInAsyncScope(run);
     },
-    /** One pass now, awaited (tests). */
+    /** A whole pass that starts after this call, awaited (tests): the running one, then one more. */
     async runNow(): Promise<void> {
-      while (running) await running;
-      await pass();
+      if (running) {
+        again = true;
+        await running;
+        return;
+      }
+      await context.runInAsyncScope(run);
     },
     async stop(): Promise<void> {
       stopped = true;
