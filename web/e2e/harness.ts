@@ -39,8 +39,8 @@ async function stop(child: ChildProcess): Promise<void> {
 
 export interface Service { url: string; dataDir: string; output(): string; stop(): Promise<void> }
 
-/** `npm start` in essence: src/main.ts on PGlite in a fresh DATA_DIR. */
-export async function startService(): Promise<Service> {
+/** `npm start` in essence: src/main.ts on PGlite in a fresh DATA_DIR; `env` adds settings (OUTBOUND_ALLOW_PRIVATE…). */
+export async function startService(env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dms-e2e-'));
   const child = tsxProcess('src/main.ts', [], {
@@ -52,6 +52,7 @@ export async function startService(): Promise<Service> {
     BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: 'warn',
+    ...env,
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk));

@@ -10,6 +10,7 @@ import { OrganizationPage, OrganizationsPage, PartnerPage, PartnersPage, SitePag
 import { DevicePage, DevicesPage } from './pages/devices';
 import { ApiKeysPage, EnrollmentKeysPage } from './pages/keys';
 import { AuditEntryPage, AuditPage } from './pages/audit';
+import { DestinationPage, DestinationsPage } from './pages/destinations';
 import { Spinner } from './ui/states';
 
 export function App() {
@@ -50,6 +51,8 @@ function SignedIn() {
         <Route path="/devices/:deviceId/*" element={<DevicePage />} />
         <Route path="/api-keys" element={<ApiKeysPage />} />
         <Route path="/enrollment-keys" element={<EnrollmentKeysPage />} />
+        <Route path="/destinations" element={<DestinationsPage />} />
+        <Route path="/destinations/:destinationId" element={<DestinationPage />} />
         <Route path="/audit" element={<AuditPage />} />
         <Route path="/audit/:entryId" element={<AuditEntryPage />} />
         <Route path="*" element={<NotFoundPage />} />
@@ -75,6 +78,7 @@ function Frame({ children }: { children: React.ReactNode }) {
           {can('devices:read') && <NavLink to="/devices">Devices</NavLink>}
           {can('organizations:read') && <NavLink to="/api-keys">API keys</NavLink>}
           {can('organizations:read') && <NavLink to="/enrollment-keys">Enrollment keys</NavLink>}
+          {can('organizations:read') && <NavLink to="/destinations">Destinations</NavLink>}
           {can('audit:read') && <NavLink to="/audit">Audit log</NavLink>}
         </nav>
         <div className="who">

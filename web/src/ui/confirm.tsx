@@ -1,8 +1,11 @@
 // A button that asks before it acts, in a modal <dialog> (keyboard and screen-reader friendly).
+// A destructive question opens with Cancel focused, so Enter or Space alone never destroys.
 import { useRef, useState, type ReactNode } from 'react';
 
-export function ConfirmButton({ label, question, confirmLabel = label, onConfirm, disabled, danger = true }: {
+export function ConfirmButton({ label, name, question, confirmLabel = label, onConfirm, disabled, danger = true }: {
   label: string;
+  /** The opener's accessible name when the label alone does not say which item it acts on. */
+  name?: string;
   question: ReactNode;
   confirmLabel?: string;
   onConfirm: () => Promise<unknown> | void;
@@ -10,13 +13,20 @@ export function ConfirmButton({ label, question, confirmLabel = label, onConfirm
   danger?: boolean;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const confirm = useRef<HTMLButtonElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
   const [busy, setBusy] = useState(false);
+  // React sets no autofocus attribute for showModal() to find, so the focus is placed here.
+  const open = () => {
+    dialog.current?.showModal();
+    (danger ? cancel : confirm).current?.focus();
+  };
   return (
     <>
-      <button type="button" className={danger ? 'danger' : undefined} disabled={disabled || busy} onClick={() => dialog.current?.showModal()}>
+      <button type="button" className={danger ? 'danger' : undefined} aria-label={name} disabled={disabled || busy} onClick={open}>
         {label}
       </button>
-      <dialog ref={dialog} aria-label={label}>
+      <dialog ref={dialog} aria-label={name ?? label}>
         <form method="dialog" onSubmit={async (e) => {
           e.preventDefault();
           setBusy(true);
@@ -29,8 +39,8 @@ export function ConfirmButton({ label, question, confirmLabel = label, onConfirm
         }}>
           <p>{question}</p>
           <div className="actions">
-            <button type="submit" className={danger ? 'danger' : 'primary'} autoFocus>{confirmLabel}</button>
-            <button type="button" onClick={() => dialog.current?.close()}>Cancel</button>
+            <button ref={confirm} type="submit" className={danger ? 'danger' : 'primary'}>{confirmLabel}</button>
+            <button ref={cancel} type="button" onClick={() => dialog.current?.close()}>Cancel</button>
           </div>
         </form>
       </dialog>
