@@ -10,6 +10,8 @@ import { createOrg, createPartner, createUser, type TestOrg, type TestPartner } 
 import { as, assertProblem, login, loginWithMfa, type Session } from '../../test/support/clients.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { checksumOf, type ChainFields } from '../audit/hash-chain.js';
+import { RSYSLOG_MISSING, rsyslogdPath, startRsyslog, type Rsyslog } from '../../test/support/rsyslog.js';
 
 const URL_PATH = '/api/v1/event-destinations';
 
@@ -302,8 +304,9 @@ describe('event destinations: addresses and failing', () => {
   it('marks a destination failing after 24 hours of failure, audited, and active again once it delivers', async () => {
     const org = await createOrg(t.db, (await createPartner(t.db)).id);
     let admin = await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }), t.clock);
-    const hook = (await as(t.app, admin)({ method: 'POST', url: URL_PATH, payload: { name: 'down', kind: 'webhook', url: receiver.url } })).json();
+    // Down before the destination exists: the sender may send its create entry at once.
     receiver.answer(...Array(50).fill(503));
+    const hook = (await as(t.app, admin)({ method: 'POST', url: URL_PATH, payload: { name: 'down', kind: 'webhook', url: receiver.url } })).json();
     const pass = async () => {
       await t.app.auditSealer.sealNow();
       await t.app.eventSender.runNow();
@@ -327,5 +330,60 @@ describe('event destinations: addresses and failing', () => {
     admin = await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }), t.clock);
     const back = (await as(t.app, admin)({ method: 'GET', url: `${URL_PATH}/${hook.id}` })).json();
     assert.equal(back.status, 'active');
+  });
+});
+
+// Without rsyslogd a developer gets a skip; CI must have it (.ci/run installs it).
+const rsyslogSkip = !rsyslogdPath() && !process.env.CI ? `${RSYSLOG_MISSING}; skipping` : false;
+
+describe('event destinations: the chain streamed to a real rsyslog over TLS', { skip: rsyslogSkip }, () => {
+  let t: TestApp;
+  let rsyslog: Rsyslog;
+  before(async () => {
+    t = await testApp({ env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
+    rsyslog = await startRsyslog();
+  });
+  after(async () => {
+    await rsyslog?.stop();
+    await t?.close();
+  });
+
+  it('delivers every entry once, in seq order, each verifying against the chain', async () => {
+    const org = await createOrg(t.db, (await createPartner(t.db)).id);
+    const admin = as(t.app, await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }), t.clock));
+    await t.app.auditSealer.sealNow(); // the sign-in's entries are sealed before the destination exists
+    const made = await admin({
+      method: 'POST', url: URL_PATH,
+      payload: { name: 'SIEM over TLS', kind: 'syslog', url: `syslog+tls://127.0.0.1:${rsyslog.tlsPort}`, caCertificate: rsyslog.caCertificate },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    for (let i = 0; i < 12; i++) {
+      const res = await admin({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId: org.id, name: `Syslog site ${i} — Zoë` } });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    await t.app.auditSealer.sealNow();
+    await t.app.eventSender.runNow();
+    const received = (await rsyslog.waitForMessages(13)).filter((m) => m.includes(org.id));
+    // <PRI>1 TIMESTAMP HOSTNAME dms - MSGID - MSG
+    const parsed = received.map((m) => {
+      const match = /^<(\d+)>1 (\S+) (\S+) dms - (\S+) - (.*)$/s.exec(m);
+      assert.ok(match, `an RFC 5424 message: ${m.slice(0, 120)}`);
+      return { pri: Number(match[1]), msgId: match[4]!, body: JSON.parse(match[5]!) as { type: string; timestamp: string; data: ChainFields & { checksum: string } } };
+    });
+    const data = parsed.map((p) => p.body.data);
+    assert.equal(data.length, 13, 'the destination’s create and twelve site creates');
+    assert.deepEqual(parsed.map((p) => p.msgId), parsed.map((p) => p.body.type.slice(0, 32)));
+    assert.ok(parsed.every((p) => p.pri === 13 * 8 + 6), 'log audit, informational');
+    for (let i = 0; i < data.length; i++) {
+      assert.equal(checksumOf(data[i]!), data[i]!.checksum, `entry ${data[i]!.seq} verifies`);
+      if (i > 0) {
+        assert.equal(data[i]!.seq, data[i - 1]!.seq + 1, 'in seq order, nothing missing or twice');
+        assert.equal(data[i]!.prevChecksum, data[i - 1]!.checksum);
+      }
+    }
+    const verify = await admin({ method: 'GET', url: `/api/v1/audit-logs/verify?orgId=${org.id}` });
+    assert.equal(verify.json().valid, true);
+    const head = (await admin({ method: 'GET', url: `/api/v1/audit-logs/logs?orgId=${org.id}&limit=1` })).json().data[0];
+    assert.equal(data.at(-1)!.checksum, head.checksum, 'up to the chain’s head');
   });
 });
