@@ -1,11 +1,12 @@
 // /event-destinations through HTTP (API.md §9): who may create which destination, limits, secrets
 // and audit; then delivery of the sealed chain to a real webhook receiver: signatures, order,
 // filters, retries that hold later entries back, replay, rotation, test sends, the delivery log,
-// and one sender per destination across instances.
+// and one sender per destination across instances. Each suite has a database of its own: the apps
+// of other test files would otherwise take part in sending these destinations, as instances should.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { backends, testApp, type TestApp } from '../../test/support/app.js';
+import { backends, privateTestDatabase, testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createUser, type TestOrg, type TestPartner } from '../../test/support/factory.js';
 import { as, assertProblem, login, loginWithMfa, type Session } from '../../test/support/clients.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
@@ -30,6 +31,7 @@ for (const backend of backends()) {
     let orgB: TestOrg;
     let foreign: TestOrg;
     let receiver: WebhookReceiver;
+    let database: Awaited<ReturnType<typeof privateTestDatabase>>;
     const s: Record<string, Session> = {};
     const call = (who: string) => as(t.app, s[who]!);
     const create = (who: string, payload: Record<string, unknown>) => call(who)({ method: 'POST', url: URL_PATH, payload });
@@ -47,7 +49,8 @@ for (const backend of backends()) {
         `select action, org_id, details from audit_logs where resource_id = $1 order by pending_order`, [id])).rows);
 
     before(async () => {
-      t = await testApp({ backend, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
+      database = await privateTestDatabase(backend);
+      t = await testApp({ backend, db: database.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
       partner = await createPartner(t.db);
       orgA = await createOrg(t.db, partner.id);
       orgB = await createOrg(t.db, partner.id);
@@ -67,6 +70,7 @@ for (const backend of backends()) {
     after(async () => {
       await receiver.close();
       await t.close();
+      await database.drop();
     });
 
     it('creates a webhook with its secret shown once, kept sealed, and audited without it', async () => {
@@ -196,11 +200,14 @@ for (const backend of backends()) {
       const failed = (await call('orgAdminA')({ method: 'GET', url: `${URL_PATH}/${hook.id}` })).json();
       assert.equal(failed.lastError, 'HTTP 500');
       assert.equal(failed.status, 'active', 'failing only after 24 hours');
+      assert.ok(t.app.eventSender.stats.lagSeconds(hook.id) >= 0 && t.app.eventSender.stats.failed > 0);
       await deliver();
       assert.equal(mine().length, 1, 'no retry before its time');
-      t.clock.advance(2_500);
+      t.clock.advance(60_000);
+      assert.ok(t.app.eventSender.stats.lagSeconds(hook.id) >= 60, 'the held-back entry’s age is the lag');
       await deliver();
       assert.deepEqual(mine().map((r) => r.json.data.resourceName), ['Retry one', 'Retry one', 'Retry two']);
+      assert.equal(t.app.eventSender.stats.lagSeconds(hook.id), 0);
       assert.equal(mine()[0]!.headers['webhook-id'], mine()[1]!.headers['webhook-id'], 'the same id on every retry');
       const log = (await call('orgAdminA')({ method: 'GET', url: `${URL_PATH}/${hook.id}/deliveries` })).json();
       assert.deepEqual(log.data.map((d: { outcome: string; attempt: number; responseStatus: number }) => [d.outcome, d.attempt, d.responseStatus]).reverse(),
@@ -255,6 +262,21 @@ for (const backend of backends()) {
       await call('partner')({ method: 'DELETE', url: `${URL_PATH}/${wide.id}` });
     });
 
+    it('takes a destination over once its holder stops renewing the lease (a crashed instance)', async () => {
+      const hook = (await create('orgAdminA', { name: 'orphaned', kind: 'webhook', url: `${receiver.url}?orphaned`, filter: { actions: ['site.create'] } })).json();
+      const mine = () => receiver.received.filter((r) => signatureValid(r, hook.secret)).map((r) => r.json.data.resourceName);
+      // The lease of an instance that died: nobody renews it, and it runs out in a second.
+      await withTenant(t.db, SYSTEM_SCOPE, (tx) =>
+        tx.query(`update event_destinations set lease_owner = 'crashed-instance', lease_until = now() + interval '1 second' where id = $1`, [hook.id]));
+      await newSite(orgA.id, 'After the crash');
+      await deliver();
+      assert.deepEqual(mine(), [], 'nothing sent while the dead instance’s lease runs');
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await t.app.eventSender.runNow();
+      assert.deepEqual(mine(), ['After the crash']);
+      await call('orgAdminA')({ method: 'DELETE', url: `${URL_PATH}/${hook.id}` });
+    });
+
     it('lets one instance at a time send a destination: two senders never deliver an entry twice', async () => {
       const other = await testApp({ backend, db: t.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
       try {
@@ -278,13 +300,16 @@ for (const backend of backends()) {
 describe('event destinations: addresses and failing', () => {
   let t: TestApp;
   let receiver: WebhookReceiver;
+  let database: Awaited<ReturnType<typeof privateTestDatabase>>;
   before(async () => {
-    t = await testApp({ env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
+    database = await privateTestDatabase();
+    t = await testApp({ db: database.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
     receiver = await startWebhookReceiver();
   });
   after(async () => {
     await receiver.close();
     await t.close();
+    await database.drop();
   });
 
   it('refuses loopback and private addresses unless OUTBOUND_ALLOW_PRIVATE is set', async () => {
@@ -339,13 +364,16 @@ const rsyslogSkip = !rsyslogdPath() && !process.env.CI ? `${RSYSLOG_MISSING}; sk
 describe('event destinations: the chain streamed to a real rsyslog over TLS', { skip: rsyslogSkip }, () => {
   let t: TestApp;
   let rsyslog: Rsyslog;
+  let database: Awaited<ReturnType<typeof privateTestDatabase>>;
   before(async () => {
-    t = await testApp({ env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
+    database = await privateTestDatabase();
+    t = await testApp({ db: database.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
     rsyslog = await startRsyslog();
   });
   after(async () => {
     await rsyslog?.stop();
     await t?.close();
+    await database?.drop();
   });
 
   it('delivers every entry once, in seq order, each verifying against the chain', async () => {

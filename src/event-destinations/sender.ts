@@ -41,6 +41,8 @@ export interface SenderStats {
   failed: number;
   /** Per destination: sealed entries not yet delivered, over its chains. */
   lagEntries: Map<string, number>;
+  /** Per destination: seconds since the oldest entry still held back by a failure was recorded (0: none held back). */
+  lagSeconds(destinationId: string): number;
 }
 
 export function createEventSender(deps: {
@@ -54,7 +56,18 @@ export function createEventSender(deps: {
   pollMs?: number;
 }) {
   const owner = randomUUID();
-  const stats: SenderStats = { sent: 0, failed: 0, lagEntries: new Map() };
+  // "destination chain" -> when the entry a failure holds back was recorded (ms), for lagSeconds.
+  const heldBack = new Map<string, number>();
+  const stats: SenderStats = {
+    sent: 0,
+    failed: 0,
+    lagEntries: new Map(),
+    lagSeconds(destinationId) {
+      let oldest = Infinity;
+      for (const [key, at] of heldBack) if (key.startsWith(`${destinationId} `) && at < oldest) oldest = at;
+      return oldest === Infinity ? 0 : Math.max(0, (deps.now() - oldest) / 1000);
+    },
+  };
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let again = false;
@@ -132,11 +145,14 @@ export function createEventSender(deps: {
       // The lease moved on (another instance owns this destination now), or a replay rewound the cursor.
       if (!outcome || !outcome.moved) return;
       stats.sent += delivered;
+      const chainKey = `${d.id} ${cursor.chain_id}`;
       if (failedAt) {
         stats.failed += 1;
+        heldBack.set(chainKey, Date.parse(failedAt.timestamp));
         if (outcome.failingSince && now - outcome.failingSince.getTime() >= FAILING_AFTER_MS) await markFailing(d, results[delivered]!.error);
         return;
       }
+      heldBack.delete(chainKey);
       lastSeq = upTo;
       cursor = { ...cursor, attempts: 0 };
     }
@@ -165,7 +181,9 @@ export function createEventSender(deps: {
 
   async function pass(): Promise<void> {
     const leased = await repo.leaseDestinations(deps.db, owner, LEASE_MS);
+    // Destinations no longer held here (disabled, deleted, or sent by another instance) are not counted.
     for (const id of stats.lagEntries.keys()) if (!leased.some((d) => d.id === id)) stats.lagEntries.delete(id);
+    for (const key of heldBack.keys()) if (!leased.some((d) => key.startsWith(`${d.id} `))) heldBack.delete(key);
     for (let i = 0; i < leased.length; i += PARALLEL) {
       await Promise.all(leased.slice(i, i + PARALLEL).map((d) => workDestination(d).catch((err: unknown) => deps.log(err, `event destination ${d.id}: delivery pass failed`))));
     }
