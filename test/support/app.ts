@@ -68,10 +68,10 @@ export async function openTestDatabase(backend: Backend = process.env.TEST_DATAB
  * checkpoint timers on every chain, cleanups by age), which on the run's shared PostgreSQL
  * database would act on, or be acted on by, other test files. PGlite is private anyway.
  */
-export async function privateTestDatabase(backend: Backend = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'): Promise<{ db: Database; drop(): Promise<void> }> {
+export async function privateTestDatabase(backend: Backend = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite'): Promise<{ db: Database; url: string | null; drop(): Promise<void> }> {
   if (backend === 'pglite') {
     const db = await openTestDatabase('pglite');
-    return { db, drop: () => db.close() };
+    return { db, url: null, drop: () => db.close() };
   }
   const base = new URL(process.env.TEST_DATABASE_URL!);
   const name = `${base.pathname.slice(1)}_p_${randomBytes(4).toString('hex')}`;
@@ -87,6 +87,8 @@ export async function privateTestDatabase(backend: Backend = process.env.TEST_DA
   const db = await openDatabase({ url: url.toString(), pgliteDir: 'memory://', poolSize: 10 });
   return {
     db,
+    /** The owner's URL, for processes of the service started on this database. */
+    url: url.toString(),
     async drop() {
       await db.close();
       const again = new pg.Client({ connectionString: base.toString() });
