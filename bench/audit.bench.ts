@@ -55,7 +55,7 @@ insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_em
 `;
 
 /** 64 pgbench clients inserting into one organization's chain for WRITE_SECONDS; returns rows inserted. */
-async function pgbench(url: string, orgId: string): Promise<number> {
+export async function pgbench(url: string, orgId: string): Promise<number> {
   const script = path.join(os.tmpdir(), `dms-audit-${process.pid}.sql`);
   writeFileSync(script, PGBENCH_SCRIPT);
   const { stdout } = await promisify(execFile)('pgbench', ['-n', '-c', String(WRITERS), '-j', '2', '-T', String(WRITE_SECONDS), '-f', script, '-D', `org=${orgId}`, url]);

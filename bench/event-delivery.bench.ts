@@ -1,15 +1,18 @@
-// Outbound delivery catch-up (issue 20): a webhook destination on a loopback receiver replays an
-// organization's chain of 100,000 sealed entries from seq 1; the figure is entries received per
-// second, from the destination's creation to the last entry (target >= 2,000/s). Webhooks open a
+// Outbound delivery (issue 20). Sustained: 64 pgbench writers append to one organization's chain
+// for BENCH_DURATION seconds with a webhook destination on a loopback receiver, against the same
+// writers without one: the writers' throughput ratio (target >= 0.9x) and the lag from an entry's
+// timestamp (its insert, so sealing is included) to its receipt, p99 (target < 2 s). Catch-up: the
+// destination replays a chain of 100,000 sealed entries from seq 1; entries received per second
+// from the destination's creation to the last entry (target >= 2,000/s). Webhooks open a
 // connection per attempt (no keep-alive: a socket is never shared across destinations, and the
-// address guard runs at every connection). The receiver counts distinct webhook-ids and checks
-// they arrive in seq order.
+// address guard runs at every connection).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createSecretBox } from '../src/secret-box.js';
 import { newWebhookSecret } from '../src/event-destinations/webhook-transport.js';
+import { pgbench } from './audit.bench.js';
 import { createDatabase, round, startService, type Row } from './harness.js';
 
 export const name = 'event-delivery';
@@ -25,13 +28,16 @@ export async function run(): Promise<Row[]> {
   let lastSeq = 0;
   let outOfOrder = 0;
   const seen = new Set<string>();
+  const lags: number[] = [];
   let finished: () => void;
   const allIn = new Promise<void>((resolve) => (finished = resolve));
   const receiver = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
-      const seq = (JSON.parse(body) as { data: { seq: number } }).data.seq;
+      const { data } = JSON.parse(body) as { data: { seq: number; timestamp: string } };
+      const seq = data.seq;
+      lags.push(Date.now() - Date.parse(data.timestamp));
       if (seq !== lastSeq + 1 && !seen.has(String(req.headers['webhook-id']))) outOfOrder++;
       lastSeq = Math.max(lastSeq, seq);
       seen.add(String(req.headers['webhook-id']));
@@ -42,7 +48,39 @@ export async function run(): Promise<Row[]> {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   try {
     const { rows: [partner] } = await admin.query(`insert into partners (name, slug, status) values ('MSP', 'msp', 'active') returning id`);
-    const { rows: [org] } = await admin.query(`insert into organizations (partner_id, name, slug) values ($1, 'Org', 'org') returning id`, [partner.id]);
+    const { rows: [quiet, live, org] } = await admin.query(
+      `insert into organizations (partner_id, name, slug) select $1, 'Org ' || g, 'org-' || g from generate_series(1, 3) g returning id`, [partner.id]);
+    const { port } = receiver.address() as AddressInfo;
+    const url = `http://127.0.0.1:${port}/hook`;
+    const box = createSecretBox(encryptionKey, 'event-destination-secret');
+
+    // Sustained: the same writers without a destination, then with one on their organization.
+    const drained = async () => {
+      for (;;) {
+        const { rows: [left] } = await admin.query(`select count(*)::int as n from audit_pending`);
+        if (left.n === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    let start = performance.now();
+    const alone = (await pgbench(database.url, quiet.id)) / ((performance.now() - start) / 1000);
+    await drained();
+    const { rows: [liveDestination] } = await admin.query(
+      `insert into event_destinations (org_id, name, kind, url, secret_sealed) values ($1, 'live', 'webhook', $2, $3) returning id`, [live.id, url, box.seal(newWebhookSecret())]);
+    await admin.query(`insert into event_destination_cursors (destination_id, chain_id, org_id, last_seq) values ($1, $2, $2, 0)`, [liveDestination.id, live.id]);
+    start = performance.now();
+    const written = await pgbench(database.url, live.id);
+    const withDestination = written / ((performance.now() - start) / 1000);
+    const sustainedDeadline = Date.now() + 120_000;
+    while (seen.size < written && Date.now() < sustainedDeadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    const sustainedDelivered = seen.size;
+    const sortedLags = [...lags].sort((a, b) => a - b);
+    const lagP99 = sortedLags[Math.floor(sortedLags.length * 0.99)] ?? Infinity;
+    await admin.query(`update event_destinations set enabled = false`);
+    seen.clear();
+    lastSeq = 0;
+    outOfOrder = 0;
+
     await admin.query(
       `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id, resource_name, details, result)
        select gen_random_uuid(), $1, now(), 'user', gen_random_uuid(), 'tech@msp.example', 'device.update', 'device', gen_random_uuid(), 'host-' || g,
@@ -59,19 +97,21 @@ export async function run(): Promise<Row[]> {
 
     // The destination as the API would store it (the secret sealed with the service's key), with
     // its cursor at 0: a replay of the whole chain.
-    const secret = createSecretBox(encryptionKey, 'event-destination-secret').seal(newWebhookSecret());
-    const { port } = receiver.address() as AddressInfo;
-    const start = performance.now();
+    const secret = box.seal(newWebhookSecret());
+    start = performance.now();
     const { rows: [destination] } = await admin.query(
       `insert into event_destinations (org_id, name, kind, url, secret_sealed) values ($1, 'bench', 'webhook', $2, $3) returning id`,
-      [org.id, `http://127.0.0.1:${port}/hook`, secret],
+      [org.id, url, secret],
     );
     await admin.query(`insert into event_destination_cursors (destination_id, chain_id, org_id, last_seq) values ($1, $2, $2, 0)`, [destination.id, org.id]);
     const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`only ${seen.size} of ${ENTRIES} delivered in ${TIMEOUT_MS} ms`)), TIMEOUT_MS).unref());
     await Promise.race([allIn, timeout]);
     const seconds = (performance.now() - start) / 1000;
     const rate = round(ENTRIES / seconds, 0);
+    const ratio = round(withDestination / alone);
     return [
+      { name: `event-delivery: 64 pgbench writers with a webhook destination on their organization`, figure: round(withDestination, 0), unit: 'rows/s', baseline: round(alone, 0), ratio, target: '>= 0.9x without', pass: ratio >= 0.9 },
+      { name: `event-delivery: lag from entry to receipt while they write, p99 (${sustainedDelivered} of ${written} delivered)`, figure: lagP99, unit: 'ms', baseline: null, ratio: null, target: '< 2000 ms, all delivered', pass: lagP99 < 2000 && sustainedDelivered === written },
       { name: `event-delivery: replay of ${ENTRIES} sealed entries to a loopback webhook (one connection per attempt)`, figure: rate, unit: 'entries/s', baseline: null, ratio: null, target: '>= 2000 entries/s', pass: rate >= 2000 },
       { name: 'event-delivery: entries received out of seq order (first receipt of each)', figure: outOfOrder, unit: 'entries', baseline: null, ratio: null, target: '0', pass: outOfOrder === 0 },
     ];
