@@ -172,6 +172,10 @@ for (const backend of backends()) {
         assert.ok(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000) < 60);
       }
       assert.deepEqual(toSites.map((r) => r.json.type), ['site.create', 'site.create', 'site.create']);
+      // Each destination keeps a connection of its own alive; none is shared between them.
+      const ports = (hooks: ReceivedWebhook[]) => new Set(hooks.map((r) => r.remotePort));
+      assert.equal(ports(toSites).size, 1, 'one connection for a destination’s batch');
+      assert.ok([...ports(toSites)].every((p) => !ports(toAll).has(p)), 'never another destination’s connection');
 
       const log = (await call('orgAdminA')({ method: 'GET', url: `${URL_PATH}/${all.id}/deliveries` })).json();
       assert.equal(log.pagination.total, 5);

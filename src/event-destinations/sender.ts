@@ -5,6 +5,8 @@
 // failure the destination is marked failing. Nothing here runs on a request's path.
 import { randomUUID } from 'node:crypto';
 import { AsyncResource } from 'node:async_hooks';
+import http from 'node:http';
+import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { Database } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
@@ -78,6 +80,26 @@ export function createEventSender(deps: {
 
   const body = (type: string, timestamp: string, data: unknown) => JSON.stringify({ type, timestamp, data });
 
+  // One keep-alive connection per webhook destination and URL, never shared with another
+  // destination; the address guard runs again whenever it opens a new one. Dropped with the lease.
+  const agents = new Map<string, { url: string; agent: http.Agent | https.Agent }>();
+  function agentFor(d: repo.LeasedDestination): http.Agent {
+    const held = agents.get(d.id);
+    if (held && held.url === d.url) return held.agent;
+    held?.agent.destroy();
+    const options = { keepAlive: true, maxSockets: 1, keepAliveMsecs: 10_000 };
+    const agent = d.url.startsWith('https:') ? new https.Agent(options) : new http.Agent(options);
+    agents.set(d.id, { url: d.url, agent });
+    return agent;
+  }
+  function dropAgents(keep: (id: string) => boolean): void {
+    for (const [id, held] of agents) {
+      if (keep(id)) continue;
+      held.agent.destroy();
+      agents.delete(id);
+    }
+  }
+
   function signingSecrets(d: repo.LeasedDestination): string[] {
     const secrets = d.secret_sealed ? [deps.secrets.open(d.secret_sealed)] : [];
     if (d.previous_secret_sealed && d.previous_secret_until && d.previous_secret_until.getTime() > deps.now()) {
@@ -96,6 +118,7 @@ export function createEventSender(deps: {
     }
     const secrets = signingSecrets(d);
     const results: DeliveryResult[] = [];
+    const agent = agentFor(d);
     // The lease is renewed every few seconds while sending (an attempt takes at most 10 s of a 15 s
     // lease), not per entry: a catch-up sends thousands a second.
     let renewedAt = -Infinity; // renewed before the batch's first entry, whenever the pass took the lease
@@ -104,7 +127,7 @@ export function createEventSender(deps: {
         if (!(await repo.renewLease(deps.db, d.id, owner, LEASE_MS))) break; // lost the lease: stop at once
         renewedAt = performance.now();
       }
-      const result = await sendWebhook({ url: d.url, secrets, messageId: e.id, body: body(e.action, e.timestamp, e), policy: deps.policy });
+      const result = await sendWebhook({ url: d.url, secrets, messageId: e.id, body: body(e.action, e.timestamp, e), policy: deps.policy, agent });
       results.push(result);
       if (!result.delivered) break;
     }
@@ -184,6 +207,7 @@ export function createEventSender(deps: {
     // Destinations no longer held here (disabled, deleted, or sent by another instance) are not counted.
     for (const id of stats.lagEntries.keys()) if (!leased.some((d) => d.id === id)) stats.lagEntries.delete(id);
     for (const key of heldBack.keys()) if (!leased.some((d) => key.startsWith(`${d.id} `))) heldBack.delete(key);
+    dropAgents((id) => leased.some((d) => d.id === id));
     for (let i = 0; i < leased.length; i += PARALLEL) {
       await Promise.all(leased.slice(i, i + PARALLEL).map((d) => workDestination(d).catch((err: unknown) => deps.log(err, `event destination ${d.id}: delivery pass failed`))));
     }
@@ -240,6 +264,7 @@ export function createEventSender(deps: {
       if (timer) clearInterval(timer);
       timer = null;
       while (running) await running;
+      dropAgents(() => false);
       await repo.releaseLeases(deps.db, owner).catch(() => {});
     },
     /** POST /event-destinations/:id/test: one unchained event, now. */

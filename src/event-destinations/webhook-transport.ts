@@ -38,6 +38,8 @@ export async function sendWebhook(opts: {
   policy: OutboundPolicy;
   timeoutMs?: number;
   now?: () => number;
+  /** A keep-alive agent of this destination's own (the sender's); without it, a connection per attempt. */
+  agent?: http.Agent;
 }): Promise<DeliveryResult> {
   const started = performance.now();
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -66,13 +68,14 @@ export async function sendWebhook(opts: {
 
   return new Promise<DeliveryResult>((resolve) => {
     let settled = false;
+    let completed = false; // the whole response was read: its socket may serve the next attempt
     let status: number | null = null;
     let request: http.ClientRequest | undefined;
     const finish = (delivered: boolean, error: string | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request?.destroy();
+      if (!completed) request?.destroy();
       resolve(result(delivered, status, error));
     };
     const timer = setTimeout(() => finish(false, `no answer within ${timeoutMs / 1000} s`), timeoutMs);
@@ -85,7 +88,8 @@ export async function sendWebhook(opts: {
 
     const options: http.RequestOptions = {
       method: 'POST',
-      agent: false, // no pooled socket shared across destinations
+      // Never a socket shared across destinations: the destination's own agent, or none.
+      agent: opts.agent ?? false,
       lookup: guardedLookup(opts.policy),
       headers: {
         'content-type': 'application/json',
@@ -113,6 +117,7 @@ export async function sendWebhook(opts: {
       });
       response.on('end', () => {
         ended = true;
+        completed = true;
         answered();
       });
       response.on('error', () => undefined); // 'close' below decides

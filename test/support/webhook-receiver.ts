@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface ReceivedWebhook {
   headers: http.IncomingHttpHeaders;
+  /** The sender's port: which connection the request came on. */
+  remotePort: number | undefined;
   body: string;
   json: { type: string; timestamp: string; data: Record<string, unknown> };
 }
@@ -25,7 +27,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      received.push({ headers: req.headers, body, json: JSON.parse(body) as ReceivedWebhook['json'] });
+      received.push({ headers: req.headers, remotePort: req.socket.remotePort, body, json: JSON.parse(body) as ReceivedWebhook['json'] });
       res.writeHead(statuses.shift() ?? 200, { 'content-type': 'text/plain' }).end('ok');
     });
   });
