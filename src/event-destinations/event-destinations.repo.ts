@@ -34,8 +34,11 @@ export interface DestinationSecrets {
 const COLUMNS = `d.id, d.org_id, d.partner_id, d.name, d.kind, d.url, d.filter_actions, d.filter_results, d.ca_certificate, d.enabled,
   d.failing, d.last_success_at, d.last_failure_at, d.last_error, d.created_by, d.created_at, d.updated_at`;
 
-/** The chains a destination covers that exist now: its organization, its partner's, or all and the platform chain. */
-const COVERED_CHAINS = `select o.id as chain_id, o.id as org_id from organizations o
+/**
+ * The chains a destination covers that exist now ($1 its organization, $2 its partner, both null:
+ * every organization and the platform chain). Creation and the sender both read it.
+ */
+export const COVERED_CHAINS = `select o.id as chain_id, o.id as org_id from organizations o
    where o.deleted_at is null and (($1::uuid is not null and o.id = $1) or ($2::uuid is not null and o.partner_id = $2) or ($1::uuid is null and $2::uuid is null))
   union all
   select '00000000-0000-0000-0000-000000000000'::uuid, null where $1::uuid is null and $2::uuid is null`;
@@ -56,13 +59,19 @@ export interface NewDestination {
 
 /**
  * Inserts the destination and its cursors at each covered chain's head, so it receives what is
- * sealed from now on (API.md §9); chains that appear later start at 0. Null when the count of
- * destinations of its owner reached `cap` (the owner's row is locked, so concurrent creates count
- * one another).
+ * sealed from now on (API.md §9); chains that appear later start at 0. The owner's row is locked
+ * first, so concurrent creates count one another against `cap`. 'owner missing' when the
+ * organization or partner is gone (or out of the scope's sight), 'limit' when the cap is reached.
  */
-export async function insertDestination(tx: Queryable, d: NewDestination, cap: number): Promise<DestinationRow | null> {
-  if (d.orgId) await tx.query(`select 1 from organizations where id = $1 for no key update`, [d.orgId]);
-  else if (d.partnerId) await tx.query(`select 1 from partners where id = $1 for no key update`, [d.partnerId]);
+export async function insertDestination(tx: Queryable, d: NewDestination, cap: number): Promise<DestinationRow | 'owner missing' | 'limit'> {
+  if (d.orgId || d.partnerId) {
+    const { rows: owner } = await tx.query(
+      d.orgId ? `select 1 from organizations where id = $1 and deleted_at is null for no key update`
+        : `select 1 from partners where id = $1 and deleted_at is null for no key update`,
+      [d.orgId ?? d.partnerId],
+    );
+    if (owner.length === 0) return 'owner missing';
+  }
   const { rows } = await tx.query<DestinationRow>(
     `with owned as (
        select count(*) as n from event_destinations
@@ -82,7 +91,7 @@ export async function insertDestination(tx: Queryable, d: NewDestination, cap: n
       [d.orgId, d.partnerId, rows[0].id],
     );
   }
-  return rows[0] ?? null;
+  return rows[0] ?? 'limit';
 }
 
 export async function findDestination(tx: Queryable, id: string, lock = false): Promise<DestinationRow | null> {

@@ -151,16 +151,6 @@ export function createEventDestinationsService(deps: {
       await checkDestinationUrl(body.kind, body.url, deps.policy);
       const secret = body.kind === 'webhook' ? newWebhookSecret() : null;
       return withTenant(db, caller.tenant, async (tx) => {
-        if (owner.orgId || owner.partnerId) {
-          const { rows } = await tx.query(
-            owner.orgId ? `select 1 from organizations where id = $1 and deleted_at is null` : `select 1 from partners where id = $1 and deleted_at is null`,
-            [owner.orgId ?? owner.partnerId],
-          );
-          if (rows.length === 0) {
-            if (caller.scope !== 'system') throw owner.orgId ? orgDenied() : partnerMismatch();
-            throw notFound(owner.orgId ? 'Organization' : 'Partner');
-          }
-        }
         const row = await repo.insertDestination(tx, {
           ...owner,
           name: body.name,
@@ -173,7 +163,12 @@ export function createEventDestinationsService(deps: {
           secretSealed: secret ? deps.secrets.seal(secret) : null,
           createdBy: caller.userId,
         }, DESTINATION_CAP);
-        if (!row) {
+        if (row === 'owner missing') {
+          // API.md §2: a missing organization is 404 for system scope; others cannot tell it from one out of reach.
+          if (caller.scope !== 'system') throw owner.orgId ? orgDenied() : partnerMismatch();
+          throw notFound(owner.orgId ? 'Organization' : 'Partner');
+        }
+        if (row === 'limit') {
           const whose = owner.orgId ? 'organization' : owner.partnerId ? 'partner' : 'platform';
           throw new AppError('LIMIT_REACHED', `This ${whose} has reached its limit of ${DESTINATION_CAP} event destinations`);
         }

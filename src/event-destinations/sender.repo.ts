@@ -2,7 +2,7 @@
 // Everything runs as the service itself (system scope).
 import type { Database, Queryable } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import type { DestinationSecrets } from './event-destinations.repo.js';
+import { COVERED_CHAINS, type DestinationSecrets } from './event-destinations.repo.js';
 
 export interface LeasedDestination extends DestinationSecrets {
   id: string;
@@ -78,12 +78,9 @@ export function dueCursors(db: Database, d: LeasedDestination, now: Date): Promi
     if (!d.org_id) {
       await tx.query(
         `insert into event_destination_cursors (destination_id, chain_id, org_id, last_seq)
-         select $1, c.chain_id, c.org_id, 0 from (
-           select o.id as chain_id, o.id as org_id from organizations o where o.deleted_at is null and ($2::uuid is null or o.partner_id = $2)
-           union all select '00000000-0000-0000-0000-000000000000'::uuid, null where $2::uuid is null
-         ) c
+         select $3, c.chain_id, c.org_id, 0 from (${COVERED_CHAINS}) c
          on conflict (destination_id, chain_id) do nothing`,
-        [d.id, d.partner_id],
+        [null, d.partner_id, d.id],
       );
     }
     const { rows } = await tx.query<CursorRow & { head: number; due: boolean }>(

@@ -86,7 +86,7 @@ export const EXPECTED: Record<string, Expected> = {
 
   'GET /api/v1/event-destinations': counts(1, 1),
   'GET /api/v1/event-destinations · skipCount': counts(1, 1),
-  'POST /api/v1/event-destinations': counts(1, 5, 'owner checked and locked, the insert counting the owner’s destinations, its cursors, audit'),
+  'POST /api/v1/event-destinations': counts(1, 4, 'owner checked and locked, the insert counting the owner’s destinations, its cursors, audit'),
   'GET /api/v1/event-destinations/{id}': counts(1, 1),
   'PATCH /api/v1/event-destinations/{id}': counts(1, 3),
   'DELETE /api/v1/event-destinations/{id}': counts(1, 3),
