@@ -31,6 +31,11 @@ export interface Config {
   allowPartnerSignup: boolean;
   /** Outbound event delivery may reach private, loopback and link-local addresses (API.md §9). */
   outboundAllowPrivate: boolean;
+  /** Outgoing mail (API.md §10): smtp:// or smtps:// with credentials in the URL; null: DATA_DIR/outbox. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** The console's address, used in the links mails carry and as the SSO redirect's base (no trailing slash). */
+  publicUrl: string;
   enrollmentKeyDefaultTtlMinutes: number;
   liveQueryTimeoutMs: number;
   logLevel: string;
@@ -171,6 +176,21 @@ function generatedSecrets(dataDir: string): GeneratedSecrets {
   return stored as GeneratedSecrets;
 }
 
+function mailFrom(env: Env): string {
+  const from = value(env, 'MAIL_FROM') ?? 'Device Management <no-reply@localhost>';
+  if (!/^[^\s@<>]+@[^\s@<>]+$|<[^\s@<>]+@[^\s@<>]+>$/.test(from) || /[\r\n]/.test(from)) {
+    throw new ConfigError(`MAIL_FROM must be an e-mail address, or "Name <address>", got "${from}"`);
+  }
+  return from;
+}
+
+/** A host as it goes into a URL: IPv6 in brackets, the wildcard addresses as the loopback. */
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = value(env, 'NODE_ENV') ?? 'development';
   const production = nodeEnv === 'production';
@@ -224,6 +244,9 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxyHeaders: boolean(env, 'TRUST_PROXY_HEADERS', false),
     allowPartnerSignup: boolean(env, 'ALLOW_PARTNER_SIGNUP', false),
     outboundAllowPrivate: boolean(env, 'OUTBOUND_ALLOW_PRIVATE', false),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: mailFrom(env),
+    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${hostForUrl(value(env, 'HOST') ?? '127.0.0.1')}:${integer(env, 'PORT', 3000, 0, 65535)}`).replace(/\/+$/, ''),
     enrollmentKeyDefaultTtlMinutes: integer(env, 'ENROLLMENT_KEY_DEFAULT_TTL_MINUTES', 60, 1, 525600),
     liveQueryTimeoutMs: integer(env, 'LIVE_QUERY_TIMEOUT_MS', 30000, 100, 600000),
     logLevel,

@@ -19,6 +19,7 @@ import { createCallerResolver, IDENTITY_CHANGED } from './identity/callers.js';
 import { createIdentityHousekeeping } from './identity/housekeeping.js';
 import { createRegistrationService } from './identity/registration.service.js';
 import { createTokenService } from './identity/tokens.js';
+import { createSessionIssuer } from './identity/session-issuer.js';
 import { createTotpService } from './identity/totp.js';
 import { createUsersService } from './identity/users.service.js';
 import { createOrganizationsService } from './tenancy/organizations.service.js';
@@ -88,6 +89,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
 
   const tokens = createTokenService(config.jwtSecret, now);
   const callers = createCallerResolver({ db, tokens, bus, now });
+  const issuer = createSessionIssuer({ tokens, recordAudit, now });
   const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });
   const usage = createUsageRecorder({ db, log: logError });
   const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
@@ -105,7 +107,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
   return {
     authenticators: { jwt: callers.authenticateJwt, apiKey: apiKeyAuth, agent: createAgentAuthenticator({ db }) },
     services: {
-      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, now }),
+      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now }),
       users: createUsersService({ db, callers, recordAudit, now }),
       registration: createRegistrationService({ db, recordAudit, open: config.allowPartnerSignup }),
       audit: createAuditService({ db, verifyPool }),

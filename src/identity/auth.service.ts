@@ -5,14 +5,15 @@ import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { accessTokenInvalid, AppError, mfaCodeInvalid, mfaTokenInvalid } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
-import { actorOf, type AuditEvent, type RecordAudit } from '../audit/recorder.js';
+import { actorOf, type RecordAudit } from '../audit/recorder.js';
 import type { CallerResolver } from './callers.js';
 import { verifyPassword } from './passwords.js';
 import { permissionsOf, type Permission, type Role } from './permissions.js';
 export type { Me } from './schemas.js';
 import * as sessions from './sessions.repo.js';
 import { createSignInGate, isRefusal, type Refusal } from './sign-in-gate.js';
-import { ACCESS_TOKEN_TTL_SECONDS, hashRefreshToken, newRefreshToken, type TokenService } from './tokens.js';
+import { hashRefreshToken, newRefreshToken, type TokenService } from './tokens.js';
+import { REFRESH_TOKEN_TTL_MS, signInEvent, type SessionIssuer, type SessionTokens } from './session-issuer.js';
 import type { TotpService } from './totp.js';
 import type { Me } from './schemas.js';
 import * as users from './users.repo.js';
@@ -32,18 +33,11 @@ export const ADDRESS_MAX_FAILURES = 100;
  * to the platform chain); past it they are only counted, so strangers cannot grow the chain.
  */
 export const UNKNOWN_EMAIL_AUDITS_PER_ADDRESS = 10;
-const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
-const REFRESH_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
 
 export type { RequestMeta } from '../http/request-meta.js';
 
-export interface SessionTokens {
-  accessToken: string;
-  refreshToken: string;
-  expiresIn: number;
-  user: Me;
-}
+export type { SessionTokens } from './session-issuer.js';
 
 export type LoginResult = SessionTokens | { mfaRequired: true; mfaToken: string };
 
@@ -53,6 +47,7 @@ export interface AuthServiceDeps {
   totp: TotpService;
   callers: CallerResolver;
   recordAudit: RecordAudit;
+  issuer: SessionIssuer;
   now: () => number;
 }
 
@@ -100,29 +95,11 @@ const invalidCredentials = () => new AppError('UNAUTHENTICATED', 'Invalid email 
 const invalidRefreshToken = () => new AppError('UNAUTHENTICATED', 'Refresh token is invalid, expired or revoked');
 
 export function createAuthService(deps: AuthServiceDeps) {
-  const { db, tokens, totp, callers, recordAudit, now } = deps;
+  const { db, tokens, totp, callers, recordAudit, issuer, now } = deps;
   const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
   const emailKey = (email: string) => email.trim().toLowerCase();
 
-  /** A sign-in event: in the user's organization chain when it has one, else the platform chain. */
-  function loginEvent(
-    action: 'user.login' | 'user.login.failed' | 'user.logout' | 'user.mfa.enable',
-    user: Pick<UserRow, 'id' | 'email' | 'name' | 'org_id'> | null,
-    attemptedEmail: string,
-    meta: RequestMeta,
-    outcome: { result?: 'failure' | 'denied'; reason?: string; error?: string; details?: Record<string, unknown> } = {},
-  ): AuditEvent {
-    return {
-      orgId: user?.org_id ?? null,
-      actor: { type: 'user', id: user?.id ?? null, email: user?.email ?? attemptedEmail },
-      action,
-      resource: { type: 'user', id: user?.id ?? null, name: user?.name ?? null },
-      details: { ...(action === 'user.login.failed' ? { email: attemptedEmail } : {}), ...(outcome.reason ? { reason: outcome.reason } : {}), ...outcome.details },
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-      ...(outcome.result ? { result: outcome.result, errorMessage: outcome.error ?? null } : {}),
-    };
-  }
+  const loginEvent = signInEvent;
 
   const gate = createSignInGate(now);
 
@@ -149,45 +126,9 @@ export function createAuthService(deps: AuthServiceDeps) {
     return { attemptId: attempt.id };
   }
 
-  /** A successful sign-in: the attempt settled, the session and its first refresh token stored, the sign-in audited. */
-  async function issueSession(tx: Transaction, user: UserRow, mfaVerified: boolean, meta: RequestMeta, attemptId: string): Promise<SessionTokens> {
-    const at = new Date(now());
-    const refreshToken = newRefreshToken();
-    const sessionId = await sessions.startSession(tx, {
-      attemptId,
-      userId: user.id,
-      mfaVerified,
-      ip: meta.ip,
-      userAgent: meta.userAgent?.slice(0, 1000) ?? null,
-      at,
-      expiresAt: new Date(at.getTime() + SESSION_TTL_MS),
-      refreshTokenHash: hashRefreshToken(refreshToken),
-      refreshExpiresAt: new Date(at.getTime() + REFRESH_TOKEN_TTL_MS),
-    });
-    await recordAudit(tx, loginEvent('user.login', user, user.email, meta, { details: { mfa: mfaVerified, sessionId } }));
-    return tokensFor(user, sessionId, mfaVerified, refreshToken);
-  }
-
-  async function tokensFor(user: sessions.SessionUser, sessionId: string, mfaVerified: boolean, refreshToken: string): Promise<SessionTokens> {
-    const accessToken = await tokens.signAccess({ userId: user.id, sessionId, mfaVerified });
-    return {
-      accessToken,
-      refreshToken,
-      expiresIn: ACCESS_TOKEN_TTL_SECONDS,
-      user: {
-        id: user.id,
-        email: user.email,
-        name: user.name,
-        scope: user.scope,
-        partnerId: user.partner_id,
-        orgId: user.org_id,
-        role: user.role,
-        permissions: [...permissionsOf(user.role)].sort(),
-        mfaEnabled: user.mfa_enabled,
-        mfaVerified,
-      },
-    };
-  }
+  const issueSession = (tx: Transaction, user: UserRow, mfaVerified: boolean, meta: RequestMeta, attemptId: string) =>
+    issuer.start(tx, user, { mfaVerified, meta, attemptId });
+  const { tokensFor } = issuer;
 
   async function unknownEmailFailureChained(tx: Transaction, client: string): Promise<boolean> {
     await sessions.lockClient(tx, client);

@@ -11,21 +11,22 @@ const SESSION_USER = `case when u.id is null then null else json_build_object('i
   'scope', u.scope, 'partner_id', u.partner_id, 'org_id', u.org_id, 'role', u.role, 'mfa_enabled', u.mfa_enabled) end`;
 
 /**
- * A successful sign-in, in one statement: its attempt settled (deleted), the user's last sign-in
- * recorded, the session and its first refresh token stored. Returns the session's id.
+ * A successful sign-in, in one statement: its attempt settled (deleted; none for sign-ins that
+ * reserve no attempt: an accepted invitation, single sign-on), the user's last sign-in recorded,
+ * the session and its first refresh token stored. Returns the session's id.
  */
 export async function startSession(
   tx: Queryable,
-  s: { attemptId: string; userId: string; mfaVerified: boolean; ip: string | null; userAgent: string | null; at: Date; expiresAt: Date; refreshTokenHash: string; refreshExpiresAt: Date },
+  s: { attemptId: string | null; userId: string; mfaVerified: boolean; sso: boolean; ip: string | null; userAgent: string | null; at: Date; expiresAt: Date; refreshTokenHash: string; refreshExpiresAt: Date },
 ): Promise<string> {
   const { rows } = await tx.query<{ id: string }>(
     `with settled as (delete from login_attempts where id = $1),
           touched as (update users set last_login_at = $6 where id = $2),
-          session as (insert into sessions (user_id, mfa_verified, ip_address, user_agent, created_at, expires_at)
-                      values ($2, $3, $4, $5, $6, $7) returning id),
+          session as (insert into sessions (user_id, mfa_verified, ip_address, user_agent, created_at, last_used_at, expires_at, sso)
+                      values ($2, $3, $4, $5, $6, $6, $7, $10) returning id),
           token as (insert into refresh_tokens (session_id, token_hash, created_at, expires_at) select id, $8, $6, $9 from session)
      select id from session`,
-    [s.attemptId, s.userId, s.mfaVerified, s.ip, s.userAgent, s.at, s.expiresAt, s.refreshTokenHash, s.refreshExpiresAt],
+    [s.attemptId, s.userId, s.mfaVerified, s.ip, s.userAgent, s.at, s.expiresAt, s.refreshTokenHash, s.refreshExpiresAt, s.sso],
   );
   return rows[0]!.id;
 }
@@ -59,10 +60,11 @@ export async function lockRefreshToken(tx: Queryable, tokenHash: string): Promis
   return rows[0] ?? null;
 }
 
-/** Rotation: the presented token is spent and its successor stored, in one statement. */
+/** Rotation: the presented token is spent and its successor stored, and the session marked used, in one statement. */
 export async function rotateRefreshToken(tx: Queryable, spentId: string, sessionId: string, tokenHash: string, at: Date, expiresAt: Date): Promise<void> {
   await tx.query(
-    `with spent as (update refresh_tokens set spent_at = $3 where id = $1)
+    `with spent as (update refresh_tokens set spent_at = $3 where id = $1),
+          used as (update sessions set last_used_at = $3 where id = $2)
      insert into refresh_tokens (session_id, token_hash, created_at, expires_at) values ($2, $4, $3, $5)`,
     [spentId, sessionId, at, tokenHash, expiresAt],
   );

@@ -10,7 +10,7 @@ export interface UserRow {
   id: string;
   email: string;
   name: string;
-  password_hash: string;
+  password_hash: string | null;
   scope: UserScope;
   partner_id: string | null;
   org_id: string | null;
