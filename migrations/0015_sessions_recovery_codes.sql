@@ -28,3 +28,7 @@ ALTER TABLE mfa_recovery_codes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE mfa_recovery_codes FORCE ROW LEVEL SECURITY;
 CREATE POLICY mfa_recovery_codes_system ON mfa_recovery_codes
   USING ((SELECT app_scope()) = 'system') WITH CHECK ((SELECT app_scope()) = 'system');
+
+-- An administrator can disable a user without deleting it (its history and grants stay): a
+-- disabled user cannot sign in by any means, and its sessions end when it is disabled.
+ALTER TABLE users ADD COLUMN disabled_at timestamptz(3);

@@ -20,6 +20,7 @@ import { createIdentityHousekeeping } from './identity/housekeeping.js';
 import { createRegistrationService } from './identity/registration.service.js';
 import { createTokenService } from './identity/tokens.js';
 import { createSessionIssuer } from './identity/session-issuer.js';
+import { createAccountService } from './identity/account.service.js';
 import { createTotpService } from './identity/totp.js';
 import { createUsersService } from './identity/users.service.js';
 import { createOrganizationsService } from './tenancy/organizations.service.js';
@@ -109,6 +110,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
     services: {
       auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now }),
       users: createUsersService({ db, callers, recordAudit, now }),
+      account: createAccountService({ db, callers, recordAudit, now }),
       registration: createRegistrationService({ db, recordAudit, open: config.allowPartnerSignup }),
       audit: createAuditService({ db, verifyPool }),
       auditExports: createAuditExportService({ db, recordAudit, now }),

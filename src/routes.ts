@@ -29,7 +29,7 @@ import { eventDestinationsRoutes } from './event-destinations/event-destinations
 export async function registerRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const api = { prefix: '/api/v1' };
   const s = services;
-  await app.register(authRoutes({ auth: s.auth, registration: s.registration }), api);
+  await app.register(authRoutes({ auth: s.auth, account: s.account, registration: s.registration }), api);
   await app.register(usersRoutes({ users: s.users }), api);
   await app.register(auditRoutes({ audit: s.audit }), api);
   await app.register(auditExportRoutes({ exports: s.auditExports }), api);

@@ -46,6 +46,11 @@ export const AUDIT_ACTIONS = Object.freeze([
   // Users, sessions and MFA (API.md §3, §8)
   ...actions('service', 'authentication', ['user.login', 'user.login.failed', 'user.logout', 'user.permission.change']),
   ...actions('service', 'system', ['user.create', 'user.update', 'user.delete', 'user.mfa.enable']),
+  // Identity beyond passwords (API.md §10)
+  ...actions('service', 'system', [
+    'user.invite', 'user.invitation.accept', 'user.invitation.delete', 'user.password.reset', 'user.password.change',
+    'user.mfa.recovery_codes', 'user.mfa.recovery_code_used', 'user.session.revoke',
+  ]),
   // Devices (SPEC "Events" example, API.md §6-§7)
   ...actions('service', 'device', ['device.create', 'device.update', 'device.delete', 'device.eventlogs.query']),
   // The audit log itself (API.md §8)

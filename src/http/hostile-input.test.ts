@@ -74,7 +74,7 @@ function fixtures(w: World) {
   const byCollection: Record<string, string> = {
     users: ids.userId, partners: ids.otherPartnerId, organizations: ids.otherOrgId, sites: ids.siteId, 'api-keys': ids.apiKeyId,
     'enrollment-keys': ids.enrollmentKeyId, devices: ids.deviceId, agents: ids.agentId, logs: ids.auditEntryId,
-    'event-destinations': ids.eventDestinationId,
+    'event-destinations': ids.eventDestinationId, sessions: ids.userId,
   };
   return {
     named: {

@@ -41,6 +41,11 @@ export const EXPECTED: Record<string, Expected> = {
   'POST /api/v1/auth/mfa/enable': counts(1, 3, 'the pending secret is read to check the code'),
   'POST /api/v1/auth/register': counts(1, 4, 'partner (slug decided in the insert), user, two audit entries'),
   'GET /api/v1/auth/api-key': counts(0, 0, 'API key cache warm'),
+  'GET /api/v1/auth/sessions': counts(1, 1, 'page and total in one statement'),
+  'DELETE /api/v1/auth/sessions/{id}': counts(1, 2, 'ended only if it is the caller\'s own and live, then audited'),
+  'POST /api/v1/auth/sessions/revoke-others': counts(1, 2),
+  'POST /api/v1/auth/mfa/recovery-codes': counts(1, 3, 'user locked, codes replaced in one statement, audited'),
+  'POST /api/v1/auth/password/change': counts(2, 4, 'the current password is checked (argon2) with no connection held'),
 
   'GET /api/v1/users': counts(1, 1, 'page and total in one statement'),
   'GET /api/v1/users · skipCount': counts(1, 1),
@@ -203,6 +208,23 @@ export const REQUESTS: Record<string, (f: Fixture) => Promise<Case>> = {
     status: 201,
   }),
   'GET /api/v1/auth/api-key': async (f) => ({ request: withKey(f.apiKey, 'GET', '/auth/api-key'), status: 200 }),
+  'GET /api/v1/auth/sessions': async (f) => ({ request: as(f.admin, 'GET', '/auth/sessions'), status: 200 }),
+  'DELETE /api/v1/auth/sessions/{id}': async (f) => {
+    const { user, session } = await freshSession(f);
+    const other = await login(f.t.app, user);
+    const { data } = await call(f, as(other, 'GET', '/auth/sessions'), 200);
+    return { request: as(session, 'DELETE', `/auth/sessions/${(data as { id: string; current: boolean }[]).find((x) => x.current)!.id}`), status: 200 };
+  },
+  'POST /api/v1/auth/sessions/revoke-others': async (f) => {
+    const { user, session } = await freshSession(f);
+    await login(f.t.app, user);
+    return { request: as(session, 'POST', '/auth/sessions/revoke-others'), status: 200 };
+  },
+  'POST /api/v1/auth/mfa/recovery-codes': async (f) => ({ request: as(f.admin, 'POST', '/auth/mfa/recovery-codes'), status: 200 }),
+  'POST /api/v1/auth/password/change': async (f) => {
+    const { session } = await freshSession(f);
+    return { request: as(session, 'POST', '/auth/password/change', { currentPassword: TEST_PASSWORD, newPassword: 'a-changed-password' }), status: 200 };
+  },
 
   'GET /api/v1/users': async (f) => list(f, '/users'),
   'GET /api/v1/users · skipCount': async (f) => list(f, '/users', true),

@@ -4,13 +4,22 @@ import { Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { callerOf } from '../http/auth.js';
 import type { FastifyRequest } from 'fastify';
-import { meOf, type AuthService } from './auth.service.js';
+import { meOf, type AuthService, type MfaProof } from './auth.service.js';
+import type { AccountService } from './account.service.js';
 import type { RegistrationService } from './registration.service.js';
 import * as S from './schemas.js';
 
 export interface AuthRoutesDeps {
   auth: AuthService;
+  account: AccountService;
   registration: RegistrationService;
+}
+
+function mfaProofOf(body: { code?: string; recoveryCode?: string }): MfaProof {
+  if ((body.code === undefined) === (body.recoveryCode === undefined)) {
+    throw new AppError('VALIDATION_FAILED', 'Send exactly one of code and recoveryCode', { errors: [{ path: '/code', message: 'exactly one of code and recoveryCode' }] });
+  }
+  return body.code !== undefined ? { code: body.code } : { recoveryCode: body.recoveryCode! };
 }
 
 export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
@@ -29,8 +38,8 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
     }, (request) => deps.auth.login(request.body.email, request.body.password, request.meta));
 
     app.post('/auth/mfa/verify', {
-      schema: { operationId: 'verifyMfa', tags: ['auth'], summary: 'Complete sign-in with a TOTP code', body: S.MfaVerifyBody, response: { 200: S.SessionTokens } },
-    }, (request) => deps.auth.verifyMfa(request.body.mfaToken, request.body.code, request.meta));
+      schema: { operationId: 'verifyMfa', tags: ['auth'], summary: 'Complete sign-in with a TOTP code or a recovery code', body: S.MfaVerifyBody, response: { 200: S.SessionTokens } },
+    }, (request) => deps.auth.verifyMfa(request.body.mfaToken, mfaProofOf(request.body), request.meta));
 
     app.post('/auth/refresh', {
       schema: {
@@ -70,6 +79,52 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
         response: { 200: Type.Object({ mfaEnabled: Type.Literal(true) }) },
       },
     }, (request) => deps.auth.enableMfa(callerOf(request), request.body.code, request.meta));
+
+    // The caller's own account (API.md §10). Ending one's own sessions and changing one's own
+    // password stay allowed in a suspended organization: they only take access away.
+    const own = { auth: { ...jwt, allowSuspendedOrgWrites: true } } as const;
+    app.get('/auth/sessions', {
+      config: { auth: jwt },
+      schema: {
+        operationId: 'listSessions', tags: ['auth'], summary: 'The caller\'s live sessions', querystring: S.SessionListQuery, response: { 200: S.SessionList },
+        description: 'Sessions that are neither revoked nor expired, most recently used first; `current` marks the one making the request. Paginated (API.md §4).',
+      },
+    }, (request) => deps.account.listSessions(callerOf(request), request.query));
+
+    app.delete('/auth/sessions/:id', {
+      config: own,
+      schema: {
+        operationId: 'revokeSession', tags: ['auth'], summary: 'End one of the caller\'s sessions', params: S.IdParams, response: { 200: S.Success },
+        description: 'Its access tokens stop working at once on every instance and its refresh token is refused. Another user\'s session, or one already ended, is 404.',
+      },
+    }, async (request) => {
+      await deps.account.revokeSession(callerOf(request), request.params.id, request.meta);
+      return { success: true as const };
+    });
+
+    app.post('/auth/sessions/revoke-others', {
+      config: own,
+      schema: { operationId: 'revokeOtherSessions', tags: ['auth'], summary: 'End every session of the caller but the current one', response: { 200: S.RevokedSessions } },
+    }, (request) => deps.account.revokeOtherSessions(callerOf(request), request.meta));
+
+    app.post('/auth/mfa/recovery-codes', {
+      config: { auth: { ...jwt, mfa: true, allowSuspendedOrgWrites: true } },
+      schema: {
+        operationId: 'createRecoveryCodes', tags: ['auth'], summary: 'Ten new MFA recovery codes, replacing any earlier ones', response: { 200: S.RecoveryCodes },
+        description: 'Needs an MFA-verified session. The codes are shown once and stored hashed; each signs in once through POST /auth/mfa/verify {mfaToken, recoveryCode}.',
+      },
+    }, (request) => deps.account.newRecoveryCodes(callerOf(request), request.meta));
+
+    app.post('/auth/password/change', {
+      config: own,
+      schema: {
+        operationId: 'changeOwnPassword', tags: ['auth'], summary: 'Change the caller\'s own password', body: S.ChangePasswordBody, response: { 200: S.Success },
+        description: 'Needs the current password (400 VALIDATION_FAILED when it is wrong). Every other session of the user ends; the current one stays. An account provisioned by single sign-on has no password: 409 CONFLICT.',
+      },
+    }, async (request) => {
+      await deps.account.changePassword(callerOf(request), request.body, request.meta);
+      return { success: true as const };
+    });
 
     app.post('/auth/register', {
       schema: {

@@ -17,6 +17,7 @@ import { REFRESH_TOKEN_TTL_MS, signInEvent, type SessionIssuer, type SessionToke
 import type { TotpService } from './totp.js';
 import type { Me } from './schemas.js';
 import * as users from './users.repo.js';
+import { recoveryCodeHash } from './account.service.js';
 import type { UserRow } from './users.repo.js';
 
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
@@ -38,6 +39,9 @@ const REFRESH_TOKEN_PATTERN = /^rt_[A-Za-z0-9_-]{43}$/;
 export type { RequestMeta } from '../http/request-meta.js';
 
 export type { SessionTokens } from './session-issuer.js';
+
+/** The second factor of a sign-in: a TOTP code, or one of the user's recovery codes. */
+export type MfaProof = { code: string } | { recoveryCode: string };
 
 export type LoginResult = SessionTokens | { mfaRequired: true; mfaToken: string };
 
@@ -92,6 +96,7 @@ export function passwordVerificationCount(): number {
 }
 
 const invalidCredentials = () => new AppError('UNAUTHENTICATED', 'Invalid email or password');
+const accountDisabled = () => new AppError('UNAUTHENTICATED', 'This account is disabled; ask an administrator to enable it');
 const invalidRefreshToken = () => new AppError('UNAUTHENTICATED', 'Refresh token is invalid, expired or revoked');
 
 export function createAuthService(deps: AuthServiceDeps) {
@@ -161,6 +166,14 @@ export function createAuthService(deps: AuthServiceDeps) {
       });
       throw invalidCredentials();
     }
+    if (user.disabled_at !== null) {
+      // Said only to whoever knows the password: the account exists but an administrator turned it off.
+      await system(async (tx) => {
+        await sessions.markAttemptFailed(tx, attemptId);
+        await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'user_disabled', error: 'This account is disabled' }));
+      });
+      throw accountDisabled();
+    }
     if (user.mfa_enabled) {
       await system((tx) => sessions.deleteAttempt(tx, attemptId));
       return { mfaRequired: true, mfaToken: await tokens.signMfaChallenge(user.id) };
@@ -173,10 +186,10 @@ export function createAuthService(deps: AuthServiceDeps) {
    * attempt settled under the sign-in locks. Wrong codes count against the same limits as wrong
    * passwords: the account's and the address's.
    */
-  async function verifyMfa(mfaToken: string, code: string, meta: RequestMeta): Promise<SessionTokens> {
+  async function verifyMfa(mfaToken: string, proof: MfaProof, meta: RequestMeta): Promise<SessionTokens> {
     const userId = await tokens.verifyMfaChallenge(mfaToken);
     const client = clientKeyOf(meta.ip);
-    const usable = (user: UserRow | null): user is UserRow & { mfa_secret: string } => user !== null && user.mfa_enabled && user.mfa_secret !== null;
+    const usable = (user: UserRow | null): user is UserRow & { mfa_secret: string } => user !== null && user.disabled_at === null && user.mfa_enabled && user.mfa_secret !== null;
     // A challenge for no usable user is refused before the address's limit is looked at.
     if (gate.remembered(client) !== null && !usable(await system((tx) => users.findUserById(tx, userId)))) throw mfaTokenInvalid();
     const outcome = await gate.admit(client, () => system(async (tx) => {
@@ -186,21 +199,35 @@ export function createAuthService(deps: AuthServiceDeps) {
       await sessions.lockSignIn(tx, client, key, false);
       const reserved = await reserve(tx, key, client, found, meta);
       if (isRefusal(reserved)) return reserved;
-      const step = totp.matchStep(totp.open(found.mfa_secret), code, now());
-      if (step === null || !(await users.consumeMfaStep(tx, found.id, step))) {
-        const reason = step === null ? 'mfa_invalid' : 'mfa_replayed';
+      const failure = await checkSecondFactor(tx, found, proof, meta);
+      if (failure) {
         await sessions.markAttemptFailed(tx, reserved.attemptId);
-        await recordAudit(tx, loginEvent('user.login.failed', found, found.email, meta, { result: 'failure', reason, error: 'Invalid authentication code' }));
-        return { failed: reason };
+        await recordAudit(tx, loginEvent('user.login.failed', found, found.email, meta, { result: 'failure', reason: failure, error: 'Invalid authentication code' }));
+        return { failed: failure };
       }
       return { session: await issueSession(tx, found, true, meta, reserved.attemptId) };
     }));
     if ('invalid' in outcome) throw mfaTokenInvalid();
     if ('failed' in outcome) {
-      if (outcome.failed === 'mfa_invalid') throw mfaCodeInvalid();
-      throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
+      if (outcome.failed === 'mfa_replayed') throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
+      if (outcome.failed === 'recovery_code_invalid') throw new AppError('MFA_INVALID', 'Invalid or already used recovery code');
+      throw mfaCodeInvalid();
     }
     return outcome.session;
+  }
+
+  /** A TOTP code (each step once) or a recovery code (each once, audited); null when it passes, else why not. */
+  async function checkSecondFactor(tx: Transaction, user: UserRow & { mfa_secret: string }, proof: MfaProof, meta: RequestMeta) {
+    if ('recoveryCode' in proof) {
+      const left = await sessions.spendRecoveryCode(tx, user.id, recoveryCodeHash(proof.recoveryCode), new Date(now()));
+      if (left === null) return 'recovery_code_invalid' as const;
+      await recordAudit(tx, { ...loginEvent('user.mfa.recovery_code_used', user, user.email, meta), details: { codesLeft: left } });
+      return null;
+    }
+    const step = totp.matchStep(totp.open(user.mfa_secret), proof.code, now());
+    if (step === null) return 'mfa_invalid' as const;
+    if (!(await users.consumeMfaStep(tx, user.id, step))) return 'mfa_replayed' as const;
+    return null;
   }
 
   async function refresh(refreshToken: string): Promise<SessionTokens> {

@@ -52,9 +52,31 @@ export const LoginBody = Type.Object(
 );
 
 export const MfaVerifyBody = Type.Object(
-  { mfaToken: Type.String({ minLength: 1, maxLength: 2048 }), code: Type.String({ minLength: 1, maxLength: 16 }) },
-  { additionalProperties: false },
+  {
+    mfaToken: Type.String({ minLength: 1, maxLength: 2048 }),
+    code: Type.Optional(Type.String({ minLength: 1, maxLength: 16, description: 'The current TOTP code' })),
+    recoveryCode: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'One of the recovery codes (each works once), instead of a code' })),
+  },
+  { additionalProperties: false, description: 'Exactly one of code and recoveryCode' },
 );
+
+export const SessionItem = Type.Object({
+  id: Uuid,
+  createdAt: Timestamp,
+  lastUsedAt: Type.String({ format: 'date-time', description: 'When the session last issued tokens: sign-in or refresh (a client refreshes every 15 minutes)' }),
+  ipAddress: Type.Union([Type.String(), Type.Null()]),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  mfaVerified: Type.Boolean(),
+  sso: Type.Boolean({ description: 'Signed in through the tenant\'s identity provider' }),
+  current: Type.Boolean({ description: 'The session of the access token making this request' }),
+});
+export const SessionList = Paginated(SessionItem);
+export const SessionListQuery = Type.Object({ ...PaginationQuery });
+export const RevokedSessions = Type.Object({ success: Type.Literal(true), revoked: Type.Integer({ description: 'How many sessions ended' }) });
+export const RecoveryCodes = Type.Object({
+  codes: Type.Array(Type.String(), { minItems: 10, maxItems: 10, description: 'Shown once; each works once in place of a TOTP code' }),
+});
+export const ChangePasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Password }, { additionalProperties: false });
 
 export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
@@ -71,6 +93,7 @@ export const User = Type.Object({
   orgAccess: Type.Union([OrgAccess, Type.Null()], { description: 'Partner-scope users only' }),
   orgIds: Type.Array(Uuid, { description: 'Organizations reached when orgAccess is "selected"' }),
   lastLoginAt: Type.Union([Timestamp, Type.Null()]),
+  disabled: Type.Boolean({ description: 'A disabled user cannot sign in by any means; its sessions ended when it was disabled' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -101,6 +124,7 @@ export const UpdateUserBody = Type.Object(
     role: Type.Optional(Role),
     orgAccess: Type.Optional(OrgAccess),
     orgIds: Type.Optional(Type.Array(Uuid, { maxItems: 1000 })),
+    disabled: Type.Optional(Type.Boolean({ description: 'true: the user can no longer sign in and its sessions end at once; false: enabled again' })),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,7 @@
 // SQL for sessions, refresh tokens, sign-in attempts and the caller record. Always run in the
 // system scope: these tables are the service's own bookkeeping.
 import type { Queryable } from '../db/database.js';
+import { queryPage } from '../db/pages.js';
 import type { Role } from './permissions.js';
 import { userColumns, type OrgAccess, type UserRow, type UserScope } from './users.repo.js';
 
@@ -52,7 +53,7 @@ export async function lockRefreshToken(tx: Queryable, tokenHash: string): Promis
     `select rt.id, rt.session_id, rt.spent_at, rt.expires_at, s.mfa_verified,
             s.revoked_at as session_revoked_at, s.expires_at as session_expires_at, ${SESSION_USER} as user
        from refresh_tokens rt join sessions s on s.id = rt.session_id
-       left join users u on u.id = s.user_id and u.deleted_at is null
+       left join users u on u.id = s.user_id and u.deleted_at is null and u.disabled_at is null
       where rt.token_hash = $1
       for update of rt, s`,
     [tokenHash],
@@ -248,11 +249,79 @@ export async function loadCallerRecord(tx: Queryable, sessionId: string): Promis
               else '{}'::uuid[]
             end as org_ids
        from sessions s
-       join users u on u.id = s.user_id and u.deleted_at is null
+       join users u on u.id = s.user_id and u.deleted_at is null and u.disabled_at is null
        left join partners p on p.id = u.partner_id
        left join organizations o on o.id = u.org_id
       where s.id = $1`,
     [sessionId],
   );
   return rows[0] ?? null;
+}
+
+// --- the session list (API.md §10) ---------------------------------------------------------------
+
+export interface LiveSessionRow {
+  id: string;
+  created_at: Date;
+  last_used_at: Date;
+  ip_address: string | null;
+  user_agent: string | null;
+  mfa_verified: boolean;
+  sso: boolean;
+}
+
+/** A page of the user's live sessions, most recently used first, and (withTotal) how many there are. */
+export function liveSessionsOf(
+  tx: Queryable, userId: string, at: Date, page: { limit: number; offset: number; withTotal: boolean },
+): Promise<{ rows: LiveSessionRow[]; total: number | null }> {
+  const live = `from sessions where user_id = $1 and revoked_at is null and expires_at > $2`;
+  return queryPage<LiveSessionRow>(tx, {
+    rows: `select id, created_at, last_used_at, ip_address, user_agent, mfa_verified, sso ${live}
+            order by last_used_at desc, id desc limit $3 offset $4`,
+    count: page.withTotal ? `select count(*)::int ${live}` : null,
+    params: [userId, at, page.limit, page.offset],
+  });
+}
+
+/** Ends one live session of the user; false when the user has no such live session. */
+export async function revokeOwnSession(tx: Queryable, userId: string, sessionId: string, reason: string, at: Date): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `update sessions set revoked_at = $3, revoked_reason = $4
+      where id = $2 and user_id = $1 and revoked_at is null and expires_at > $3`,
+    [userId, sessionId, at, reason],
+  );
+  return rowCount > 0;
+}
+
+/** Ends every live session of the user but one; returns how many ended. */
+export async function revokeOtherSessions(tx: Queryable, userId: string, keepSessionId: string, reason: string, at: Date): Promise<number> {
+  const { rowCount } = await tx.query(
+    `update sessions set revoked_at = $3, revoked_reason = $4
+      where user_id = $1 and id <> $2 and revoked_at is null and expires_at > $3`,
+    [userId, keepSessionId, at, reason],
+  );
+  return rowCount;
+}
+
+// --- MFA recovery codes ----------------------------------------------------------------------------
+
+/** Replaces the user's recovery codes with these (hashes). */
+export async function replaceRecoveryCodes(tx: Queryable, userId: string, codeHashes: string[], at: Date): Promise<void> {
+  await tx.query(
+    `with cleared as (delete from mfa_recovery_codes where user_id = $1)
+     insert into mfa_recovery_codes (user_id, code_hash, created_at) select $1, h, $3 from unnest($2::text[]) h`,
+    [userId, codeHashes, at],
+  );
+}
+
+/** Spends one unused recovery code of the user; returns how many unused ones are left, or null when it matched none. */
+export async function spendRecoveryCode(tx: Queryable, userId: string, codeHash: string, at: Date): Promise<number | null> {
+  const { rows } = await tx.query<{ left: number }>(
+    `with spent as (update mfa_recovery_codes set used_at = $3
+                     where id = (select id from mfa_recovery_codes where user_id = $1 and code_hash = $2 and used_at is null limit 1 for update)
+                     returning id)
+     select (select count(*)::int from mfa_recovery_codes where user_id = $1 and used_at is null) - 1 as left from spent`,
+    [userId, codeHash, at],
+  );
+  return rows[0]?.left ?? null;
 }

@@ -21,12 +21,13 @@ export interface UserRow {
   mfa_secret: string | null;
   mfa_pending_secret: string | null;
   last_login_at: Date | null;
+  disabled_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const USER_COLUMN_NAMES = ['id', 'email', 'name', 'password_hash', 'scope', 'partner_id', 'org_id', 'role', 'org_access', 'org_ids',
-  'mfa_enabled', 'mfa_secret', 'mfa_pending_secret', 'last_login_at', 'created_at', 'updated_at'];
+  'mfa_enabled', 'mfa_secret', 'mfa_pending_secret', 'last_login_at', 'disabled_at', 'created_at', 'updated_at'];
 const USER_COLUMNS = USER_COLUMN_NAMES.join(', ');
 
 /** A UserRow's columns, of the table aliased `alias`. */
@@ -90,6 +91,7 @@ export interface UserChanges {
   role?: Role;
   orgAccess?: OrgAccess;
   orgIds?: string[];
+  disabledAt?: Date | null;
 }
 
 const CHANGE_COLUMNS: Record<keyof UserChanges, string> = {
@@ -99,6 +101,7 @@ const CHANGE_COLUMNS: Record<keyof UserChanges, string> = {
   role: 'role',
   orgAccess: 'org_access',
   orgIds: 'org_ids',
+  disabledAt: 'disabled_at',
 };
 
 export async function updateUser(tx: Queryable, id: string, changes: UserChanges): Promise<UserRow | null> {

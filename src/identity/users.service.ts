@@ -35,6 +35,7 @@ export interface UpdateUserInput {
   role?: Role;
   orgAccess?: OrgAccess;
   orgIds?: string[];
+  disabled?: boolean;
 }
 
 export interface ListUsersQuery {
@@ -58,6 +59,7 @@ export function userView(row: UserRow): UserView {
     orgIds: row.scope === 'partner' && row.org_access === 'selected' ? row.org_ids : [],
     mfaEnabled: row.mfa_enabled,
     lastLoginAt: row.last_login_at?.toISOString() ?? null,
+    disabled: row.disabled_at !== null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -112,7 +114,87 @@ async function assertAccessGrantable(
 /** What an audit entry says about a user: never the password or its hash. */
 function auditSnapshot(row: UserRow) {
   const view = userView(row);
-  return { email: view.email, name: view.name, scope: view.scope, role: view.role, partnerId: view.partnerId, orgId: view.orgId, orgAccess: view.orgAccess, orgIds: view.orgIds };
+  return { email: view.email, name: view.name, scope: view.scope, role: view.role, partnerId: view.partnerId, orgId: view.orgId, orgAccess: view.orgAccess, orgIds: view.orgIds, disabled: view.disabled };
+}
+
+/** A visible user (or invitation) the caller may manage: it holds no more than the caller. */
+export function assertManageable(caller: Caller, target: Pick<UserRow, 'role' | 'scope' | 'org_access' | 'org_ids'>): void {
+  if (!roleCovers(caller.role as Role, target.role)) throw permissionDenied('You cannot change a user whose role is above yours');
+  if (target.scope === 'partner' && !accessCovers(caller, target.org_access, target.org_ids)) {
+    throw permissionDenied('You cannot change a user who reaches organizations you cannot');
+  }
+}
+
+/** Who a new user (or invitation) is: the /users create body without its credentials. */
+export type NewUserInput = Omit<CreateUserInput, 'password' | 'email' | 'name'>;
+
+/** The organization access a new user gets; refuses a role above the caller's and a malformed grant. */
+export function grantOf(caller: Caller, input: NewUserInput): { orgAccess: OrgAccess; orgIds: string[] } {
+  assertRoleGrantable(caller, input.role);
+  const orgAccess: OrgAccess = input.scope === 'partner' ? (input.orgAccess ?? 'all') : 'none';
+  const orgIds = input.scope === 'partner' && orgAccess === 'selected' ? [...new Set(input.orgIds ?? [])] : [];
+  assertAccessShape(input.scope, orgAccess, input);
+  return { orgAccess, orgIds };
+}
+
+/** Where a new user (or invitation) lands: its scope, tenant and grants. */
+export interface Placement {
+  scope: UserScope;
+  role: Role;
+  partnerId: string | null;
+  orgId: string | null;
+  orgAccess: OrgAccess;
+  orgIds: string[];
+}
+
+/**
+ * Places a new user (or invitation) of `input` inside the caller's reach (API.md §3) and stores it
+ * with `insert`. For a tenant placement `insert` must store only if what it belongs to is live as
+ * far as the caller's scope sees (a partner-scope placement's partner; an organization-scope
+ * placement's organization, of `partnerId` when given, whose partner it takes) and return null
+ * otherwise, as users.insertTenantUser does: the check then costs no statement of its own.
+ */
+export async function placeWithinReach<R>(
+  tx: Transaction,
+  caller: Caller,
+  input: NewUserInput,
+  grant: { orgAccess: OrgAccess; orgIds: string[] },
+  insert: (placement: Placement) => Promise<R | null>,
+): Promise<R> {
+  const placed = (partnerId: string | null, orgId: string | null) => insert({ scope: input.scope, role: input.role, partnerId, orgId, ...grant });
+  if (input.scope === 'system') {
+    if (caller.scope !== 'system') throw permissionDenied('Only system-scope users can create system-scope users');
+    if (input.partnerId || input.orgId) throw new AppError('VALIDATION_FAILED', 'System-scope users belong to no partner or organization');
+    const row = await placed(null, null);
+    if (!row) throw new Error('a system-scope placement is stored unconditionally');
+    return row;
+  }
+  if (input.scope === 'partner') {
+    if (input.orgId) throw new AppError('VALIDATION_FAILED', 'Partner-scope users belong to no single organization: use orgAccess/orgIds');
+    if (caller.scope === 'organization') throw permissionDenied('Organization-scope users can only create users of their organization');
+    const partnerId = caller.scope === 'partner' ? caller.partnerId : (input.partnerId ?? null);
+    if (!partnerId) throw new AppError('VALIDATION_FAILED', 'partnerId is required for partner-scope users');
+    if (caller.scope === 'partner' && input.partnerId && input.partnerId !== caller.partnerId) {
+      throw permissionDenied('You can only create users of your own partner');
+    }
+    // The partner must be live: the insert checks it, and the failure paths before it look first.
+    await assertAccessGrantable(tx, caller, partnerId, grant.orgAccess, grant.orgIds, async () => !(await users.partnerStatus(tx, partnerId)));
+    const row = await placed(partnerId, null);
+    if (!row) throw notFound('Partner');
+    return row;
+  }
+  const orgId = caller.scope === 'organization' ? caller.orgId : (input.orgId ?? null);
+  if (!orgId) throw new AppError('VALIDATION_FAILED', 'orgId is required for organization-scope users');
+  const outOfReach = () => permissionDenied('You cannot create users in an organization outside your reach');
+  if (input.orgId && !caller.canAccessOrg(input.orgId)) throw outOfReach();
+  // The organization must be live (and of partnerId, when given): the insert checks it.
+  const row = await placed(input.partnerId ?? null, orgId);
+  if (!row) {
+    const [org] = await users.liveOrganizations(tx, [orgId]);
+    if (!org) throw caller.scope === 'system' ? notFound('Organization') : outOfReach();
+    throw new AppError('VALIDATION_FAILED', 'partnerId does not match the organization’s partner');
+  }
+  return row;
 }
 
 const ACCESS_FIELDS = ['role', 'orgAccess', 'orgIds'] as const;
@@ -130,47 +212,14 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   });
 
   async function create(caller: Caller, input: CreateUserInput, meta: RequestMeta): Promise<UserView> {
-    assertRoleGrantable(caller, input.role);
-    const orgAccess: OrgAccess = input.scope === 'partner' ? (input.orgAccess ?? 'all') : 'none';
-    const orgIds = input.scope === 'partner' && orgAccess === 'selected' ? [...new Set(input.orgIds ?? [])] : [];
-
-    assertAccessShape(input.scope, orgAccess, input);
-
+    const grant = grantOf(caller, input);
     // Hashing takes tens of milliseconds of CPU: done before the transaction holds a connection.
     const passwordHash = await hashPassword(input.password);
     return withTenant(db, caller.tenant, async (tx) => {
-      const user = { email: input.email.trim(), name: input.name, passwordHash, scope: input.scope, role: input.role, orgAccess, orgIds };
-      let row: UserRow | null;
+      const fields = { email: input.email.trim(), name: input.name, passwordHash };
       // A live user's e-mail (any case) taken already: users_live_email refuses the insert, a 409.
-      if (input.scope === 'system') {
-        if (caller.scope !== 'system') throw permissionDenied('Only system-scope users can create system-scope users');
-        if (input.partnerId || input.orgId) throw new AppError('VALIDATION_FAILED', 'System-scope users belong to no partner or organization');
-        row = await users.insertUser(tx, { ...user, partnerId: null, orgId: null });
-      } else if (input.scope === 'partner') {
-        if (input.orgId) throw new AppError('VALIDATION_FAILED', 'Partner-scope users belong to no single organization: use orgAccess/orgIds');
-        if (caller.scope === 'organization') throw permissionDenied('Organization-scope users can only create users of their organization');
-        const partnerId = caller.scope === 'partner' ? caller.partnerId : (input.partnerId ?? null);
-        if (!partnerId) throw new AppError('VALIDATION_FAILED', 'partnerId is required for partner-scope users');
-        if (caller.scope === 'partner' && input.partnerId && input.partnerId !== caller.partnerId) {
-          throw permissionDenied('You can only create users of your own partner');
-        }
-        // The partner must be live: the insert checks it, and the failure paths before it look first.
-        await assertAccessGrantable(tx, caller, partnerId, orgAccess, orgIds, async () => !(await users.partnerStatus(tx, partnerId)));
-        row = await users.insertTenantUser(tx, { ...user, partnerId, orgId: null });
-        if (!row) throw notFound('Partner');
-      } else {
-        const orgId = caller.scope === 'organization' ? caller.orgId : (input.orgId ?? null);
-        if (!orgId) throw new AppError('VALIDATION_FAILED', 'orgId is required for organization-scope users');
-        const outOfReach = () => permissionDenied('You cannot create users in an organization outside your reach');
-        if (input.orgId && !caller.canAccessOrg(input.orgId)) throw outOfReach();
-        // The organization must be live (and of partnerId, when given): the insert checks it.
-        row = await users.insertTenantUser(tx, { ...user, partnerId: input.partnerId ?? null, orgId });
-        if (!row) {
-          const [org] = await users.liveOrganizations(tx, [orgId]);
-          if (!org) throw caller.scope === 'system' ? notFound('Organization') : outOfReach();
-          throw new AppError('VALIDATION_FAILED', 'partnerId does not match the organization’s partner');
-        }
-      }
+      const row = await placeWithinReach(tx, caller, input, grant, (p) =>
+        p.scope === 'system' ? users.insertUser(tx, { ...fields, ...p }) : users.insertTenantUser(tx, { ...fields, ...p }));
       await recordAudit(tx, userEvent(caller, meta, 'user.create', row, { after: auditSnapshot(row) }));
       return userView(row);
     });
@@ -204,20 +253,13 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
     return exists ? permissionDenied('This user is outside your reach') : notFound('User');
   }
 
-  /** A visible user the caller may manage: holds no more than the caller. */
-  function assertManageable(caller: Caller, target: UserRow): void {
-    if (!roleCovers(caller.role as Role, target.role)) throw permissionDenied('You cannot change a user whose role is above yours');
-    if (target.scope === 'partner' && !accessCovers(caller, target.org_access, target.org_ids)) {
-      throw permissionDenied('You cannot change a user who reaches organizations you cannot');
-    }
-  }
-
   async function update(caller: Caller, id: string, input: UpdateUserInput, meta: RequestMeta): Promise<UserView> {
     if (Object.values(input).every((v) => v === undefined)) {
-      throw emptyUpdate('at least one of email, name, password, role, orgAccess, orgIds');
+      throw emptyUpdate('at least one of email, name, password, role, orgAccess, orgIds, disabled');
     }
     const changesAccess = input.role !== undefined || input.orgAccess !== undefined || input.orgIds !== undefined;
     if (changesAccess && id === caller.id) throw permissionDenied('You cannot change your own role or organization access');
+    if (input.disabled !== undefined && id === caller.id) throw permissionDenied('You cannot disable or enable yourself');
     if (input.role !== undefined) assertRoleGrantable(caller, input.role);
 
     const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
@@ -244,7 +286,12 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
         changes.passwordHash = passwordHash;
         await revokeUserSessions(tx, id, 'password changed', new Date(now()), id === caller.id ? caller.sessionId : null);
       }
-      const row = await users.updateUser(tx, id, changes); // a taken e-mail: users_live_email, 409
+      if (input.disabled !== undefined && input.disabled !== (target.disabled_at !== null)) {
+        changes.disabledAt = input.disabled ? new Date(now()) : null;
+        if (input.disabled) await revokeUserSessions(tx, id, 'user disabled', new Date(now()), null);
+      }
+      // A taken e-mail: users_live_email, 409. Nothing to change (disabling a disabled user): the row as it is.
+      const row = Object.keys(changes).length > 0 ? await users.updateUser(tx, id, changes) : target;
       if (!row) return null;
       const before = auditSnapshot(target);
       const after = auditSnapshot(row);

@@ -198,6 +198,39 @@ describe('users and caller scope', () => {
     );
   });
 
+  it('disables a user: no sign-in by any means, sessions ended at once; enabling lets it back in', async () => {
+    const victim = await createUser(t.db, { scope: 'organization', orgId: orgA.id, role: 'readonly' });
+    const plain = await login(t.app, { email: victim.email, password: victim.password });
+    const withMfa = await loginWithMfa(t.app, victim, t.clock);
+    const patch = await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/users/${victim.id}`, payload: { disabled: true } });
+    assert.equal(patch.statusCode, 200, patch.body);
+    assert.equal(patch.json().disabled, true);
+    for (const session of [withMfa, plain]) {
+      assertProblem(await as(t.app, session)({ method: 'GET', url: '/api/v1/auth/me' }), 401, 'UNAUTHENTICATED');
+      assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: session.refreshToken } }), 401, 'UNAUTHENTICATED');
+    }
+    // The right password learns why; the MFA step is never reached.
+    const refused = assertProblem(
+      await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: victim.password } }), 401, 'UNAUTHENTICATED');
+    assert.match(String(refused.detail), /disabled/);
+    const wrong = assertProblem(
+      await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: 'not-the-password' } }), 401, 'UNAUTHENTICATED');
+    assert.doesNotMatch(String(wrong.detail), /disabled/);
+    // Listed as disabled; disabling again changes nothing; nobody disables themselves.
+    const listed = await call('orgAdminA')({ method: 'GET', url: `/api/v1/users/${victim.id}` });
+    assert.equal(listed.json().disabled, true);
+    assert.equal((await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/users/${victim.id}`, payload: { disabled: true } })).statusCode, 200);
+    assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/users/${u.orgAdminA!.id}`, payload: { disabled: true } }), 403, 'PERMISSION_DENIED');
+    // Another organization's admin cannot reach it.
+    assertProblem(await call('orgAdminB')({ method: 'PATCH', url: `/api/v1/users/${victim.id}`, payload: { disabled: false } }), 403, 'PERMISSION_DENIED');
+
+    const enabled = await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/users/${victim.id}`, payload: { disabled: false } });
+    assert.equal(enabled.json().disabled, false);
+    const challenge = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: victim.password } });
+    assert.equal(challenge.statusCode, 200, challenge.body);
+    assert.equal(challenge.json().mfaRequired, true);
+  });
+
   it('applies role changes at once and forbids changing one’s own role or deleting oneself', async () => {
     const tech = await createUser(t.db, { scope: 'organization', orgId: orgB.id, role: 'technician' });
     const session = await login(t.app, tech);

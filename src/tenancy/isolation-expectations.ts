@@ -55,6 +55,8 @@ export interface Targets {
   deviceId: string;
   agentId: string;
   auditEntryId: string;
+  /** A live session of A's organization admin. */
+  sessionId: string;
   /** Tenant B's own: its enrollment key (the credential of enroll), a partner user and a device it may change. */
   attacker: { enrollmentKey: string; partnerUserId: string; deviceId: string };
 }
@@ -68,6 +70,7 @@ export function pathValue(path: string, name: string, a: Targets): string {
   const byCollection: Record<string, string> = {
     users: a.userId, partners: a.partnerId, organizations: a.orgId, sites: a.siteId, 'api-keys': a.apiKeyId,
     'enrollment-keys': a.enrollmentKeyId, devices: a.deviceId, agents: a.agentId, logs: a.auditEntryId, 'event-destinations': a.eventDestinationId,
+    sessions: a.sessionId,
   };
   if (name === 'id' && collection && byCollection[collection]) return byCollection[collection];
   throw new Error(`no tenant-A value for path parameter {${name}} of ${path}: add one to pathValue`);
@@ -149,6 +152,13 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'POST /api/v1/auth/mfa/setup': { via: 'jwt', reach: refuse(409, 'CONFLICT'), self: 'the caller’s own MFA enrolment' },
   'POST /api/v1/auth/mfa/enable': { via: 'jwt', reach: refuse(409, 'CONFLICT'), self: 'the caller’s own MFA enrolment' },
   'GET /api/v1/auth/api-key': { via: 'key', reach: NOTHING_OF_A, self: 'the presented API key itself' },
+  // The caller's own account (API.md §10): sessions are looked up by user, so A's is 404 to anyone else.
+  'GET /api/v1/auth/sessions': { via: 'jwt', reach: NOTHING_OF_A, self: 'the caller’s own sessions' },
+  'DELETE /api/v1/auth/sessions/{id}': { via: 'jwt', reach: NOT_FOUND },
+  'POST /api/v1/auth/sessions/revoke-others': { via: 'jwt', reach: NOTHING_OF_A, self: 'the caller’s own other sessions (the sweep holds one per user)' },
+  'POST /api/v1/auth/mfa/recovery-codes': { via: 'jwt', reach: NOTHING_OF_A, self: 'the caller’s own recovery codes' },
+  // The derived body's current password is wrong: refused before anything changes.
+  'POST /api/v1/auth/password/change': { via: 'jwt', reach: VALIDATION_FAILED, self: 'the caller’s own password' },
 
   'GET /api/v1/users': jwt('users:read', NOTHING_OF_A, list),
   'POST /api/v1/users': jwt('users:write', PERMISSION_DENIED, {

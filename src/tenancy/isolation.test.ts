@@ -75,7 +75,7 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
   const orgAdmin = await createUser(t.db, { scope: 'organization', orgId: orgs[0]!.id });
   const orgReadonly = await createUser(t.db, { scope: 'organization', orgId: orgs[0]!.id, role: 'readonly' });
   const admin = as(t.app, await loginWithMfa(t.app, partnerAdmin, t.clock));
-  await login(t.app, orgAdmin); // a user.login in the organization's chain (security-events report)
+  const orgAdminSession = await login(t.app, orgAdmin); // a user.login in the organization's chain (security-events report)
   const call = async (request: InjectOptions, status = 200) => {
     const res = await admin(request);
     assert.equal(res.statusCode, status, `${request.method} ${request.url}: ${res.body}`);
@@ -114,6 +114,8 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
   label([enrollmentKey.id], 'enrollment key id');
   label([String(destination.id)], 'event destination id');
   label([device.id], 'device id');
+  const sessionId = ((await as(t.app, orgAdminSession)({ method: 'GET', url: '/api/v1/auth/sessions' })).json().data as { id: string; current: boolean }[]).find((x) => x.current)!.id;
+  label([sessionId], 'session id');
   label(entries.map((e) => e.id), 'audit entry id');
   return {
     partnerId: partner.id,
@@ -132,6 +134,7 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
     deviceId: device.id,
     agentId: device.agentId,
     auditEntryId: entries[0]!.id,
+    sessionId,
     markers,
   };
 }

@@ -100,11 +100,12 @@ export async function privateTestDatabase(backend: Backend = process.env.TEST_DA
 }
 
 export async function testApp(
-  options: { backend?: Backend; env?: Record<string, string>; db?: Database; logStream?: NodeJS.WritableStream; consoleDir?: string } = {},
+  options: { backend?: Backend; env?: Record<string, string>; db?: Database; logStream?: NodeJS.WritableStream; consoleDir?: string; clock?: TestClock } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await openTestDatabase(options.backend));
   const config = testConfig(options.env);
-  const clock = testClock();
+  // A second instance of a test shares the first one's clock (tokens are checked against it).
+  const clock = options.clock ?? testClock();
   const app = await buildApp({
     config,
     db,
