@@ -23,6 +23,7 @@ export const ERROR_CATALOGUE = {
   ORG_SUSPENDED: { status: 403, title: 'Forbidden' },
   PARTNER_MISMATCH: { status: 403, title: 'Forbidden' },
   ACCOUNT_MISCONFIGURED: { status: 403, title: 'Forbidden' },
+  ACCOUNT_DISABLED: { status: 403, title: 'Forbidden' },
   ORG_ACCESS_DENIED: { status: 403, title: 'Forbidden' },
   SITE_ACCESS_DENIED: { status: 403, title: 'Forbidden' },
   ENROLLMENT_KEY_ORG_MISMATCH: { status: 403, title: 'Forbidden' },
@@ -116,6 +117,8 @@ export const siteOutsideOrg = (owner: 'device' | 'key') =>
 export const emptyUpdate = (fields: string) => new AppError('EMPTY_UPDATE', `Nothing to update: send ${fields}`);
 
 // Authentication
+/** A disabled user's sign-in, told only to whoever proved the password (or came through its identity provider). */
+export const accountDisabled = () => new AppError('ACCOUNT_DISABLED', 'This account is disabled; ask an administrator to enable it');
 export const accessTokenInvalid = () => new AppError('UNAUTHENTICATED', 'Access token is invalid or expired');
 export const mfaTokenInvalid = () => new AppError('UNAUTHENTICATED', 'MFA token is invalid or expired; sign in again');
 export const mfaCodeInvalid = () => new AppError('MFA_INVALID', 'The authentication code is wrong or expired');

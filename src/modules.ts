@@ -23,6 +23,12 @@ import { createSessionIssuer } from './identity/session-issuer.js';
 import { createAccountService } from './identity/account.service.js';
 import { createTotpService } from './identity/totp.js';
 import { createUsersService } from './identity/users.service.js';
+import { createOidcClient } from './identity/sso/oidc-client.js';
+import { createSsoConfigs } from './identity/sso/sso-configs.js';
+import { createSsoService } from './identity/sso/sso.service.js';
+import { createInvitationsService } from './identity/invitations.service.js';
+import { createPasswordResetService } from './identity/password-reset.service.js';
+import { createMailer } from './mail/mailer.js';
 import { createOrganizationsService } from './tenancy/organizations.service.js';
 import { createPartnersService } from './tenancy/partners.service.js';
 import { createSitesService, type SiteView } from './tenancy/sites.service.js';
@@ -91,6 +97,11 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
   const tokens = createTokenService(config.jwtSecret, now);
   const callers = createCallerResolver({ db, tokens, bus, now });
   const issuer = createSessionIssuer({ tokens, recordAudit, now });
+  const ssoSecrets = createSecretBox(config.encryptionKey, 'sso-client-secret');
+  const idp = createOidcClient({ now });
+  const ssoConfigs = createSsoConfigs({ secrets: ssoSecrets, idp });
+  const sso = createSsoService({ db, idp, secrets: ssoSecrets, issuer, tokens, recordAudit, publicUrl: config.publicUrl, now, log });
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });
   const usage = createUsageRecorder({ db, log: logError });
   const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
@@ -108,8 +119,12 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
   return {
     authenticators: { jwt: callers.authenticateJwt, apiKey: apiKeyAuth, agent: createAgentAuthenticator({ db }) },
     services: {
-      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now }),
+      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now, passwordSignInAllowed: sso.passwordSignInAllowed }),
+      sso,
+      ssoConfigs,
       users: createUsersService({ db, callers, recordAudit, now }),
+      invitations: createInvitationsService({ db, issuer, recordAudit, mailer, publicUrl: config.publicUrl, now }),
+      passwordResets: createPasswordResetService({ db, callers, recordAudit, mailer, publicUrl: config.publicUrl, now, log }),
       account: createAccountService({ db, callers, recordAudit, now }),
       registration: createRegistrationService({ db, recordAudit, open: config.allowPartnerSignup }),
       audit: createAuditService({ db, verifyPool }),
@@ -117,8 +132,8 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
       auditReports: createAuditReportsService({ db, now }),
       checkpoints,
       retention,
-      partners: createPartnersService({ db, recordAudit, announceChange: callers.announceChange }),
-      organizations: createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange }),
+      partners: createPartnersService({ db, recordAudit, announceChange: callers.announceChange, ssoConfigs }),
+      organizations: createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange, ssoConfigs }),
       sites,
       apiKeys: createApiKeysService({ db, recordAudit, keyChanged: apiKeyAuth.keyChanged, now }),
       enrollmentKeys,

@@ -8,6 +8,7 @@ const CONFLICT_BY_INDEX = new Map<unknown, string>([
   ['partners_live_slug', 'A partner with this slug already exists'],
   ['organizations_live_slug', 'This partner already has an organization with this slug'],
   ['users_live_email', 'A user with this email already exists'],
+  ['user_invitations_open_email', 'An open invitation for this email already exists'],
 ]);
 
 /** The 409 for a PostgreSQL unique violation; null for any other error. */

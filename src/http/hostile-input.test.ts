@@ -26,7 +26,7 @@ interface World {
   partnerJwt: Headers;
   ids: {
     partnerId: string; orgId: string; siteId: string; otherPartnerId: string; otherOrgId: string; userId: string; apiKeyId: string;
-    enrollmentKeyId: string; deviceId: string; agentId: string; auditEntryId: string; enrollmentKey: string; eventDestinationId: string;
+    enrollmentKeyId: string; deviceId: string; agentId: string; auditEntryId: string; enrollmentKey: string; eventDestinationId: string; invitationId: string;
   };
 }
 
@@ -56,6 +56,10 @@ async function buildWorld(t: TestApp): Promise<World> {
     method: 'POST', url: '/api/v1/event-destinations', payload: { orgId: org.id, name: 'Fuzz target', kind: 'syslog', url: 'syslog+tcp://siem.example:6514', enabled: false },
   });
   assert.equal(destination.statusCode, 201, destination.body);
+  const invitation = await as(t.app, admin)({
+    method: 'POST', url: '/api/v1/users/invitations', payload: { email: `fuzz-invitee-${org.id.slice(0, 8)}@example.test`, name: 'Fuzz invitee', scope: 'organization', role: 'readonly', orgId: org.id },
+  });
+  assert.equal(invitation.statusCode, 201, invitation.body);
   const entries = await as(t.app, admin)({ method: 'GET', url: `/api/v1/audit-logs/logs?orgId=${org.id}&limit=1` });
   assert.equal(entries.statusCode, 200, entries.body);
   return {
@@ -65,6 +69,7 @@ async function buildWorld(t: TestApp): Promise<World> {
       partnerId: partner.id, orgId: org.id, siteId: site.id, otherPartnerId: otherPartner.id, otherOrgId: otherOrg.id, userId: user.id,
       apiKeyId: targetKey.id, enrollmentKeyId: targetEnrollment.id, deviceId: device.id, agentId: agent.agentId,
       auditEntryId: (entries.json().data as { id: string }[])[0]!.id, enrollmentKey: enrollment.key, eventDestinationId: destination.json().id,
+      invitationId: invitation.json().id,
     },
   };
 }
@@ -74,7 +79,7 @@ function fixtures(w: World) {
   const byCollection: Record<string, string> = {
     users: ids.userId, partners: ids.otherPartnerId, organizations: ids.otherOrgId, sites: ids.siteId, 'api-keys': ids.apiKeyId,
     'enrollment-keys': ids.enrollmentKeyId, devices: ids.deviceId, agents: ids.agentId, logs: ids.auditEntryId,
-    'event-destinations': ids.eventDestinationId, sessions: ids.userId,
+    'event-destinations': ids.eventDestinationId, sessions: ids.userId, invitations: ids.invitationId,
   };
   return {
     named: {

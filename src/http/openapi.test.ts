@@ -10,7 +10,8 @@ type Operation = { operationId?: string; security?: Record<string, string[]>[] }
 type Document = { paths: Record<string, Record<string, Operation>>; servers?: unknown[] };
 
 // Routes a client calls with no credential (sign-in, enrolment, probes).
-const PUBLIC_OPERATIONS = ['login', 'verifyMfa', 'refreshSession', 'logout', 'registerPartner', 'enrollAgent', 'getHealth', 'getReadiness'];
+const PUBLIC_OPERATIONS = ['login', 'verifyMfa', 'refreshSession', 'logout', 'registerPartner', 'enrollAgent', 'getHealth', 'getReadiness',
+  'discoverSso', 'ssoCallback', 'exchangeSsoCode', 'acceptInvitation', 'forgotPassword', 'resetPassword'];
 
 describe('the OpenAPI document', () => {
   let t: TestApp;

@@ -16,6 +16,8 @@ import {
 } from '../../test/support/factory.js';
 import { bearer, login, loginWithMfa, type Session } from '../../test/support/clients.js';
 import { totpCode } from '../identity/totp.js';
+import { hashLinkToken, newLinkToken } from '../identity/link-tokens.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 
 interface Expected {
   transactions: number;
@@ -31,8 +33,8 @@ const counts = (transactions: number, statements: number, note?: string): Expect
  * a system admin for partner administration, the device's agent, an API key with every scope.
  */
 export const EXPECTED: Record<string, Expected> = {
-  'POST /api/v1/auth/login': counts(2, 4, 'the attempt is reserved and committed before the password is hashed, with no connection held while hashing'),
-  'POST /api/v1/auth/login · MFA challenge': counts(2, 3, 'as above; the second transaction only settles the attempt'),
+  'POST /api/v1/auth/login': counts(2, 5, 'the attempt is reserved and committed before the password is hashed, with no connection held while hashing; the e-mail’s tenant is asked whether it enforces single sign-on'),
+  'POST /api/v1/auth/login · MFA challenge': counts(2, 4, 'as above; the second transaction only settles the attempt'),
   'POST /api/v1/auth/mfa/verify': counts(1, 6, 'reservation, code check and new session under the sign-in locks'),
   'POST /api/v1/auth/refresh': counts(1, 2, 'token and session locked (user alongside), then spent and replaced in one statement'),
   'POST /api/v1/auth/logout': counts(1, 2, 'session ended in one statement, then audited'),
@@ -46,6 +48,12 @@ export const EXPECTED: Record<string, Expected> = {
   'POST /api/v1/auth/sessions/revoke-others': counts(1, 2),
   'POST /api/v1/auth/mfa/recovery-codes': counts(1, 3, 'user locked, codes replaced in one statement, audited'),
   'POST /api/v1/auth/password/change': counts(2, 4, 'the current password is checked (argon2) with no connection held'),
+  'POST /api/v1/auth/password/forgot': counts(2, 2, 'the request counted under its limits; the token and the mail are made after the answer'),
+  'POST /api/v1/auth/password/reset': counts(2, 5, 'the token checked before the password is hashed, then used, the password set and every session ended'),
+  'POST /api/v1/auth/invitations/accept': counts(2, 7, 'the token checked before the password is hashed, then claimed with the user created and the session started'),
+  'POST /api/v1/auth/sso/discover': counts(1, 3, 'the e-mail’s user and the tenant configurations claiming its domain'),
+  'POST /api/v1/auth/sso/exchange · unknown code': counts(0, 0, 'a malformed code is refused before any lookup'),
+  'POST /api/v1/auth/sso/test · provider down': counts(0, 0, 'only the provider is asked'),
 
   'GET /api/v1/users': counts(1, 1, 'page and total in one statement'),
   'GET /api/v1/users · skipCount': counts(1, 1),
@@ -53,6 +61,10 @@ export const EXPECTED: Record<string, Expected> = {
   'GET /api/v1/users/{id}': counts(1, 1),
   'PATCH /api/v1/users/{id}': counts(1, 3, 'read first: the right to manage the user is decided before an e-mail conflict'),
   'DELETE /api/v1/users/{id}': counts(1, 2, 'soft delete and the end of its sessions in one statement'),
+  'GET /api/v1/users/invitations': counts(1, 1, 'page and total in one statement'),
+  'GET /api/v1/users/invitations · skipCount': counts(1, 1),
+  'POST /api/v1/users/invitations': counts(2, 3, 'the invitation stored, then audited once the mail is out (a failed mail withdraws it)'),
+  'DELETE /api/v1/users/invitations/{id}': counts(1, 2),
 
   'GET /api/v1/orgs/partners': counts(1, 1),
   'GET /api/v1/orgs/partners · skipCount': counts(1, 1),
@@ -226,7 +238,40 @@ export const REQUESTS: Record<string, (f: Fixture) => Promise<Case>> = {
     return { request: as(session, 'POST', '/auth/password/change', { currentPassword: TEST_PASSWORD, newPassword: 'a-changed-password' }), status: 200 };
   },
 
+  'POST /api/v1/auth/password/forgot': async (f) => {
+    const { user } = await freshSession(f);
+    return { request: { method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email: user.email } }, status: 202 };
+  },
+  'POST /api/v1/auth/password/reset': async (f) => {
+    const { user } = await freshSession(f);
+    const token = newLinkToken('pwr');
+    await withTenant(f.t.db, SYSTEM_SCOPE, (tx) => tx.query(
+      `insert into password_resets (user_id, token_hash, expires_at) values ($1, $2, now() + interval '30 minutes')`, [user.id, hashLinkToken(token)]));
+    return { request: { method: 'POST', url: '/api/v1/auth/password/reset', payload: { token, password: 'a-reset-password' } }, status: 200 };
+  },
+  'POST /api/v1/auth/invitations/accept': async (f) => {
+    const token = newLinkToken('inv');
+    await withTenant(f.t.db, SYSTEM_SCOPE, (tx) => tx.query(
+      `insert into user_invitations (email, name, scope, partner_id, org_id, role, token_hash, expires_at)
+       values ($1, 'Invitee', 'organization', $2, $3, 'readonly', $4, now() + interval '7 days')`,
+      [`invitee-${unique()}@example.test`, f.partnerId, f.orgA.id, hashLinkToken(token)]));
+    return { request: { method: 'POST', url: '/api/v1/auth/invitations/accept', payload: { token, password: 'an-invitee-password' } }, status: 200 };
+  },
+  'POST /api/v1/auth/sso/discover': async () => ({ request: { method: 'POST', url: '/api/v1/auth/sso/discover', payload: { email: `nobody-${unique()}@example.test` } }, status: 200 }),
+  'POST /api/v1/auth/sso/test · provider down': async (f) => ({ request: as(f.admin, 'POST', '/auth/sso/test', { issuer: 'http://127.0.0.1:9', clientId: 'probe' }), status: 400 }),
+  'POST /api/v1/auth/sso/exchange · unknown code': async () => ({ request: { method: 'POST', url: '/api/v1/auth/sso/exchange', payload: { code: `made-up-${unique()}` } }, status: 401 }),
+
   'GET /api/v1/users': async (f) => list(f, '/users'),
+  'GET /api/v1/users/invitations': async (f) => list(f, '/users/invitations'),
+  'GET /api/v1/users/invitations · skipCount': async (f) => list(f, '/users/invitations', true),
+  'POST /api/v1/users/invitations': async (f) => ({
+    request: as(f.admin, 'POST', '/users/invitations', { email: `invited-${unique()}@example.test`, name: 'Invited', scope: 'organization', role: 'readonly', orgId: f.orgA.id }),
+    status: 201,
+  }),
+  'DELETE /api/v1/users/invitations/{id}': async (f) => {
+    const { id } = await call(f, as(f.admin, 'POST', '/users/invitations', { email: `invited-${unique()}@example.test`, name: 'Invited', scope: 'organization', role: 'readonly', orgId: f.orgA.id }), 201);
+    return { request: as(f.admin, 'DELETE', `/users/invitations/${id}`), status: 200 };
+  },
   'GET /api/v1/users · skipCount': async (f) => list(f, '/users', true),
   'POST /api/v1/users': async (f) => ({
     request: as(f.admin, 'POST', '/users', { email: `new-${unique()}@example.test`, name: 'New', password: 'long-enough-pw', scope: 'organization', role: 'readonly', orgId: f.orgA.id }),

@@ -27,9 +27,9 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 // Secrets never reach the logs. Paths are explicit (top level, body, req.body, credential
 // headers): wildcard paths cost ~4 µs on every log line, more than half of a cached request's
 // logging, and we never log request bodies or headers beyond these places anyway.
-// (`code` and `key` only inside bodies: at the top level of a log line `code` is an error code.)
+// (`code`, `key` and `token` only inside bodies: at the top level of a log line `code` is an error code.)
 const SECRET_FIELDS = ['password', 'accessToken', 'refreshToken', 'mfaToken', 'secret', 'authToken', 'enrollmentKey'];
-const BODY_SECRET_FIELDS = [...SECRET_FIELDS, 'key', 'code'];
+const BODY_SECRET_FIELDS = [...SECRET_FIELDS, 'key', 'code', 'token'];
 const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',

@@ -116,6 +116,11 @@ export function createAccountService(deps: { db: Database; callers: CallerResolv
     return { codes };
   }
 
+  async function recoveryCodeStanding(caller: Caller): Promise<{ remaining: number; createdAt: string | null }> {
+    const { remaining, created_at } = await system((tx) => sessions.recoveryCodeStanding(tx, caller.id));
+    return { remaining, createdAt: created_at?.toISOString() ?? null };
+  }
+
   /**
    * The current password proves it is the user at the keyboard, not someone holding a stolen
    * access token. Every other session ends; the current one stays.
@@ -140,7 +145,7 @@ export function createAccountService(deps: { db: Database; callers: CallerResolv
     callers.announceChange('password changed');
   }
 
-  return { listSessions, revokeSession, revokeOtherSessions, newRecoveryCodes, changePassword };
+  return { listSessions, revokeSession, revokeOtherSessions, newRecoveryCodes, recoveryCodeStanding, changePassword };
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;

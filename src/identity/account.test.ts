@@ -150,6 +150,10 @@ describe('own account: sessions, recovery codes, password', () => {
     assert.equal(me.json().mfaVerified, true);
     // Each code once.
     assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/mfa/verify', payload: { mfaToken: await challenge(), recoveryCode: codes[3] } }), 401, 'MFA_INVALID');
+    const standing = await as(t.app, verified)({ method: 'GET', url: '/api/v1/auth/mfa/recovery-codes' });
+    assert.equal(standing.json().remaining, 9);
+    assert.ok(standing.json().createdAt);
+    assert.deepEqual((await as(t.app, passwordOnly)({ method: 'GET', url: '/api/v1/auth/mfa/recovery-codes' })).json().remaining, 9);
     // Exactly one of code and recoveryCode.
     assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/mfa/verify', payload: { mfaToken: await challenge() } }), 400, 'VALIDATION_FAILED');
     assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/mfa/verify', payload: { mfaToken: await challenge(), code: '123456', recoveryCode: codes[4] } }), 400, 'VALIDATION_FAILED');

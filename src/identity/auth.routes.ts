@@ -115,6 +115,11 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
       },
     }, (request) => deps.account.newRecoveryCodes(callerOf(request), request.meta));
 
+    app.get('/auth/mfa/recovery-codes', {
+      config: { auth: jwt },
+      schema: { operationId: 'getRecoveryCodeStanding', tags: ['auth'], summary: 'How many recovery codes the caller has left (never the codes)', response: { 200: S.RecoveryCodeStanding } },
+    }, (request) => deps.account.recoveryCodeStanding(callerOf(request)));
+
     app.post('/auth/password/change', {
       config: own,
       schema: {

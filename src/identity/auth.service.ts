@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
-import { accessTokenInvalid, AppError, mfaCodeInvalid, mfaTokenInvalid } from '../errors.js';
+import { accessTokenInvalid, accountDisabled, AppError, mfaCodeInvalid, mfaTokenInvalid } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { actorOf, type RecordAudit } from '../audit/recorder.js';
@@ -53,6 +53,12 @@ export interface AuthServiceDeps {
   recordAudit: RecordAudit;
   issuer: SessionIssuer;
   now: () => number;
+  /**
+   * Whether password sign-in is open to this address (false: the tenant enforces single sign-on,
+   * 401 SSO_REQUIRED). Asked under the sign-in locks, before any password is hashed; a refusal is
+   * not counted as a failed attempt: it costs no hash, and answers alike whatever the password.
+   */
+  passwordSignInAllowed?: (tx: Transaction, user: UserRow | null, email: string) => Promise<boolean>;
 }
 
 export function meOf(caller: Caller): Me {
@@ -96,7 +102,6 @@ export function passwordVerificationCount(): number {
 }
 
 const invalidCredentials = () => new AppError('UNAUTHENTICATED', 'Invalid email or password');
-const accountDisabled = () => new AppError('UNAUTHENTICATED', 'This account is disabled; ask an administrator to enable it');
 const invalidRefreshToken = () => new AppError('UNAUTHENTICATED', 'Refresh token is invalid, expired or revoked');
 
 export function createAuthService(deps: AuthServiceDeps) {
@@ -149,6 +154,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     const client = clientKeyOf(meta.ip);
     const { attemptId, user } = await gate.admit(client, () => system(async (tx) => {
       const found = await sessions.lockSignIn(tx, client, key, true);
+      if (deps.passwordSignInAllowed && !(await deps.passwordSignInAllowed(tx, found, key))) throw new AppError('SSO_REQUIRED', 'This account signs in with single sign-on');
       const reserved = await reserve(tx, key, client, found, meta);
       return isRefusal(reserved) ? reserved : { attemptId: reserved.attemptId, user: found };
     }));

@@ -1,4 +1,4 @@
-// The cleanup of ended sessions and old sign-in attempts (the per-e-mail and per-address counters):
+// The cleanup of ended sessions, old sign-in attempts, and old "forgot password" requests and reset tokens:
 // what goes, what stays (live sessions, their spent refresh tokens, sessions still in their grace
 // week), on both database backends.
 import assert from 'node:assert/strict';
@@ -33,6 +33,13 @@ for (const backend of backends()) {
         assert.equal((await post('logout', { refreshToken: signedOut.refreshToken })).statusCode, 200);
         assert.equal((await post('login', { email: 'ghost@nowhere.example', password: 'wrong-password-1' })).statusCode, 401);
         assert.equal(await attempts(), 1);
+        // A reset asked for the user (its token is made after the answer) and one for nobody.
+        assert.equal((await post('password/forgot', { email: user.email })).statusCode, 202);
+        assert.equal((await post('password/forgot', { email: 'ghost@nowhere.example' })).statusCode, 202);
+        const resetRows = async () => withTenant(t.db, SYSTEM_SCOPE, async (tx) =>
+          (await tx.query<{ tokens: number; requests: number }>(`select (select count(*)::int from password_resets) as tokens, (select count(*)::int from password_reset_requests) as requests`)).rows[0]!);
+        for (let i = 0; i < 200 && (await resetRows()).tokens === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.deepEqual(await resetRows(), { tokens: 1, requests: 2 });
         // It is counted under the client's address as well, and audited once: the address's first in the window.
         const counted = await withTenant(t.db, SYSTEM_SCOPE, async (tx) =>
           (await tx.query<{ client_key: string }>(`select client_key from login_attempts where email_key = 'ghost@nowhere.example'`)).rows);
@@ -45,7 +52,8 @@ for (const backend of backends()) {
         t.clock.advance(8 * DAY);
         const fresh = await login(t.app, user);
         const rotated = (await post('refresh', { refreshToken: fresh.refreshToken })).json();
-        assert.deepEqual(await t.app.identityHousekeeping.runOnce(), { sessions: 1, loginAttempts: 1 });
+        assert.deepEqual(await t.app.identityHousekeeping.runOnce(), { sessions: 1, loginAttempts: 1, resetRequests: 2, resetTokens: 1 });
+        assert.deepEqual(await resetRows(), { tokens: 0, requests: 0 });
         const afterFirstRun = await sessionIds();
         assert.equal(afterFirstRun.length, 2);
         assert.equal(afterFirstRun[0], kept);
@@ -62,7 +70,7 @@ for (const backend of backends()) {
         const later = await login(t.app, user);
         const justEnded = await login(t.app, user);
         assert.equal((await post('logout', { refreshToken: justEnded.refreshToken })).statusCode, 200);
-        assert.deepEqual(await t.app.identityHousekeeping.runOnce(), { sessions: 2, loginAttempts: 0 });
+        assert.deepEqual(await t.app.identityHousekeeping.runOnce(), { sessions: 2, loginAttempts: 0, resetRequests: 0, resetTokens: 0 });
         const remaining = await sessionIds();
         assert.equal(remaining.length, 2);
         assert.ok(!remaining.includes(kept!) && !afterFirstRun.some((id) => remaining.includes(id)));

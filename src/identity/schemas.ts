@@ -76,6 +76,10 @@ export const RevokedSessions = Type.Object({ success: Type.Literal(true), revoke
 export const RecoveryCodes = Type.Object({
   codes: Type.Array(Type.String(), { minItems: 10, maxItems: 10, description: 'Shown once; each works once in place of a TOTP code' }),
 });
+export const RecoveryCodeStanding = Type.Object({
+  remaining: Type.Integer({ description: 'Unused codes of the current set' }),
+  createdAt: Type.Union([Timestamp, Type.Null()], { description: 'When the current set was made; null when there is none' }),
+});
 export const ChangePasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Password }, { additionalProperties: false });
 
 export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });

@@ -1,7 +1,7 @@
 // Starting a session and the login body (API.md §3) it answers with: shared by every way in:
 // password (+ TOTP or a recovery code), an accepted invitation, single sign-on.
 import type { Transaction } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { accountDisabled } from '../errors.js';
 import type { AuditEvent, RecordAudit } from '../audit/recorder.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { permissionsOf } from './permissions.js';
@@ -80,7 +80,7 @@ export function createSessionIssuer(deps: { tokens: TokenService; recordAudit: R
   /** A successful sign-in, inside the caller's transaction: the session and its first refresh token stored, the sign-in audited. */
   async function start(tx: Transaction, user: UserRow, s: StartSession): Promise<SessionTokens> {
     // Every way in passes here: a disabled user gets no session, whichever way it came.
-    if (user.disabled_at !== null) throw new AppError('UNAUTHENTICATED', 'This account is disabled; ask an administrator to enable it');
+    if (user.disabled_at !== null) throw accountDisabled();
     const at = new Date(now());
     const refreshToken = newRefreshToken();
     const sessionId = await sessions.startSession(tx, {

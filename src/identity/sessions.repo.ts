@@ -314,6 +314,15 @@ export async function replaceRecoveryCodes(tx: Queryable, userId: string, codeHa
   );
 }
 
+/** How many of the user's recovery codes are unused, and when the set was made (null: no set). */
+export async function recoveryCodeStanding(tx: Queryable, userId: string): Promise<{ remaining: number; created_at: Date | null }> {
+  const { rows } = await tx.query<{ remaining: number; created_at: Date | null }>(
+    `select count(*) filter (where used_at is null)::int as remaining, max(created_at) as created_at from mfa_recovery_codes where user_id = $1`,
+    [userId],
+  );
+  return rows[0]!;
+}
+
 /** Spends one unused recovery code of the user; returns how many unused ones are left, or null when it matched none. */
 export async function spendRecoveryCode(tx: Queryable, userId: string, codeHash: string, at: Date): Promise<number | null> {
   const { rows } = await tx.query<{ left: number }>(

@@ -48,7 +48,7 @@ export async function userExists(tx: Queryable, id: string): Promise<boolean> {
 export interface NewUser {
   email: string;
   name: string;
-  passwordHash: string;
+  passwordHash: string | null;
   scope: UserScope;
   partnerId: string | null;
   orgId: string | null;
@@ -142,14 +142,14 @@ export interface UserListFilter {
   reach: { orgIds: readonly string[]; partnerId: string | null } | null;
 }
 
-export async function listUsers(
-  tx: Queryable,
-  filter: UserListFilter,
-  limit: number,
-  offset: number,
-  withTotal: boolean,
-): Promise<{ rows: UserRow[]; total: number | null }> {
-  const where = ['deleted_at is null'];
+/**
+ * A page of a table shaped like users (scope, partner_id, org_id, created_at: users and their
+ * invitations), filtered by the caller's reach and the list's filters, newest first.
+ */
+export function pageOfTenantUsers<R extends object>(
+  tx: Queryable, table: string, columns: string, base: string, filter: UserListFilter, page: { limit: number; offset: number; withTotal: boolean },
+): Promise<{ rows: R[]; total: number | null }> {
+  const where = [base];
   const params: unknown[] = [];
   if (filter.reach) {
     where.push(`(org_id = any($${params.push(filter.reach.orgIds)}::uuid[]) or (org_id is null and partner_id = $${params.push(filter.reach.partnerId)}::uuid))`);
@@ -158,11 +158,21 @@ export async function listUsers(
   if (filter.orgId) where.push(`org_id = $${params.push(filter.orgId)}`);
   if (filter.scope) where.push(`scope = $${params.push(filter.scope)}`);
   const clause = where.join(' and ');
-  return queryPage<UserRow>(tx, {
-    rows: `select ${USER_COLUMNS} from users where ${clause} order by created_at desc, id desc limit $${params.length + 1} offset $${params.length + 2}`,
-    count: withTotal ? `select count(*)::int from users where ${clause}` : null,
-    params: [...params, limit, offset],
+  return queryPage<R>(tx, {
+    rows: `select ${columns} from ${table} where ${clause} order by created_at desc, id desc limit $${params.length + 1} offset $${params.length + 2}`,
+    count: page.withTotal ? `select count(*)::int from ${table} where ${clause}` : null,
+    params: [...params, page.limit, page.offset],
   });
+}
+
+export function listUsers(
+  tx: Queryable,
+  filter: UserListFilter,
+  limit: number,
+  offset: number,
+  withTotal: boolean,
+): Promise<{ rows: UserRow[]; total: number | null }> {
+  return pageOfTenantUsers<UserRow>(tx, 'users', USER_COLUMNS, 'deleted_at is null', filter, { limit, offset, withTotal });
 }
 
 /** Serialises first-admin creation: two instances starting on an empty database take turns. */

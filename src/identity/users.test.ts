@@ -210,9 +210,7 @@ describe('users and caller scope', () => {
       assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: session.refreshToken } }), 401, 'UNAUTHENTICATED');
     }
     // The right password learns why; the MFA step is never reached.
-    const refused = assertProblem(
-      await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: victim.password } }), 401, 'UNAUTHENTICATED');
-    assert.match(String(refused.detail), /disabled/);
+    assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: victim.password } }), 403, 'ACCOUNT_DISABLED');
     const wrong = assertProblem(
       await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: 'not-the-password' } }), 401, 'UNAUTHENTICATED');
     assert.doesNotMatch(String(wrong.detail), /disabled/);

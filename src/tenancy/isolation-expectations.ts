@@ -57,6 +57,8 @@ export interface Targets {
   auditEntryId: string;
   /** A live session of A's organization admin. */
   sessionId: string;
+  /** An open invitation into A's organization. */
+  invitationId: string;
   /** Tenant B's own: its enrollment key (the credential of enroll), a partner user and a device it may change. */
   attacker: { enrollmentKey: string; partnerUserId: string; deviceId: string };
 }
@@ -70,7 +72,7 @@ export function pathValue(path: string, name: string, a: Targets): string {
   const byCollection: Record<string, string> = {
     users: a.userId, partners: a.partnerId, organizations: a.orgId, sites: a.siteId, 'api-keys': a.apiKeyId,
     'enrollment-keys': a.enrollmentKeyId, devices: a.deviceId, agents: a.agentId, logs: a.auditEntryId, 'event-destinations': a.eventDestinationId,
-    sessions: a.sessionId,
+    sessions: a.sessionId, invitations: a.invitationId,
   };
   if (name === 'id' && collection && byCollection[collection]) return byCollection[collection];
   throw new Error(`no tenant-A value for path parameter {${name}} of ${path}: add one to pathValue`);
@@ -156,6 +158,7 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'GET /api/v1/auth/sessions': { via: 'jwt', reach: NOTHING_OF_A, self: 'the caller’s own sessions' },
   'DELETE /api/v1/auth/sessions/{id}': { via: 'jwt', reach: NOT_FOUND },
   'POST /api/v1/auth/sessions/revoke-others': { via: 'jwt', reach: NOTHING_OF_A, self: 'the caller’s own other sessions (the sweep holds one per user)' },
+  'GET /api/v1/auth/mfa/recovery-codes': { via: 'jwt', reach: NOTHING_OF_A, self: 'how many of the caller’s own recovery codes are left' },
   'POST /api/v1/auth/mfa/recovery-codes': { via: 'jwt', reach: NOTHING_OF_A, self: 'the caller’s own recovery codes' },
   // The derived body's current password is wrong: refused before anything changes.
   'POST /api/v1/auth/password/change': { via: 'jwt', reach: VALIDATION_FAILED, self: 'the caller’s own password' },
@@ -186,6 +189,26 @@ export const EXPECTATIONS: Record<string, Expectation> = {
     }],
   }),
   'DELETE /api/v1/users/{id}': jwt('users:write', PERMISSION_DENIED),
+  // Invitations (API.md §10): the /users rules, the create body without a password.
+  'GET /api/v1/users/invitations': jwt('users:read', NOTHING_OF_A, list),
+  'POST /api/v1/users/invitations': jwt('users:write', PERMISSION_DENIED, {
+    body: (a) => ({ email: `invited-${a.orgId.slice(0, 8)}@example.test`, name: 'planted', scope: 'organization', role: 'readonly', orgId: a.orgId }),
+    probes: (a) => [{
+      name: 'a partner user of A’s partner', credential: 'partner-admin',
+      payload: { email: 'invited-p@example.test', name: 'planted', scope: 'partner', role: 'readonly', partnerId: a.partnerId }, expect: PERMISSION_DENIED,
+    }],
+  }),
+  'DELETE /api/v1/users/invitations/{id}': jwt('users:write', PERMISSION_DENIED),
+  'POST /api/v1/auth/invitations/accept': { public: 'the invitation token is the credential; it names its own tenant' },
+  'POST /api/v1/auth/password/forgot': { public: 'answers alike for every address; the mailed link goes to the account’s own address' },
+  'POST /api/v1/auth/sso/discover': { public: 'names the e-mail’s own tenant’s identity provider, or none; never another tenant’s for a known user' },
+  'GET /api/v1/auth/sso/callback': { public: 'the state from discover is the credential; the identity provider vouches for the user' },
+  // Names no tenant: it fetches the discovery document of an issuer the caller gives (nothing listens on port 9).
+  'POST /api/v1/auth/sso/test': jwt('organizations:write', { status: 400, code: 'SSO_CONFIG_INVALID' }, {
+    self: 'tries an identity provider; stores nothing', body: () => ({ issuer: 'http://127.0.0.1:9', clientId: 'probe' }),
+  }),
+  'POST /api/v1/auth/sso/exchange': { public: 'the one-time code from the callback is the credential' },
+  'POST /api/v1/auth/password/reset': { public: 'the mailed reset token is the credential and speaks only for its own user' },
 
   'GET /api/v1/orgs/partners': systemOnly('organizations:read'),
   'POST /api/v1/orgs/partners': systemOnly('organizations:write'),

@@ -91,6 +91,9 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
   const destination = await call({
     method: 'POST', url: '/api/v1/event-destinations', payload: { orgId: orgs[0]!.id, name: 'Victim SIEM', kind: 'syslog', url: 'syslog+tcp://victim-siem.example:6514', enabled: false },
   }, 201);
+  const invitation = await call({
+    method: 'POST', url: '/api/v1/users/invitations', payload: { email: `invitee-${orgs[0]!.id.slice(0, 8)}@example.test`, name: 'Victim invitee', scope: 'organization', role: 'readonly', orgId: orgs[0]!.id },
+  }, 201);
   const agent = (method: 'POST' | 'PUT', path: string, payload: Json) =>
     t.app.inject({ method, url: `/api/v1/agents/${device.agentId}/${path}`, headers: { authorization: `Bearer ${device.authToken}` }, payload });
   const timestamp = new Date(t.clock.now()).toISOString();
@@ -116,6 +119,8 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
   label([device.id], 'device id');
   const sessionId = ((await as(t.app, orgAdminSession)({ method: 'GET', url: '/api/v1/auth/sessions' })).json().data as { id: string; current: boolean }[]).find((x) => x.current)!.id;
   label([sessionId], 'session id');
+  label([String(invitation.id)], 'invitation id');
+  markers.set(String(invitation.email), 'invitee e-mail');
   label(entries.map((e) => e.id), 'audit entry id');
   return {
     partnerId: partner.id,
@@ -135,6 +140,7 @@ async function buildVictim(t: TestApp, system: Session): Promise<Victim> {
     agentId: device.agentId,
     auditEntryId: entries[0]!.id,
     sessionId,
+    invitationId: String(invitation.id),
     markers,
   };
 }

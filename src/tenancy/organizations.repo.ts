@@ -71,8 +71,9 @@ export async function listOrganizations(
   });
 }
 
-export async function findOrganization(tx: Queryable, id: string): Promise<OrganizationRow | null> {
-  const { rows } = await tx.query<OrganizationRow>(`select ${COLUMNS} from organizations o where o.id = $1 and o.deleted_at is null`, [id]);
+/** A live organization; `forUpdate` locks it (an ssoConfig write keeps the stored secret). */
+export async function findOrganization(tx: Queryable, id: string, forUpdate = false): Promise<OrganizationRow | null> {
+  const { rows } = await tx.query<OrganizationRow>(`select ${COLUMNS} from organizations o where o.id = $1 and o.deleted_at is null${forUpdate ? ' for update' : ''}`, [id]);
   return rows[0] ?? null;
 }
 

@@ -8,6 +8,8 @@ import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
+import { ssoConfigView } from '../identity/sso/sso-config.js';
+import type { SsoConfigs } from '../identity/sso/sso-configs.js';
 import * as orgs from './organizations.repo.js';
 import type { CreateOrganizationBody, Organization, UpdateOrganizationBody } from './schemas.js';
 
@@ -23,7 +25,7 @@ export function organizationView(row: orgs.OrganizationRow): OrganizationView {
     status: row.status as OrganizationView['status'],
     maxDevices: row.max_devices,
     settings: row.settings,
-    ssoConfig: row.sso_config,
+    ssoConfig: ssoConfigView(row.sso_config),
     contractStart: row.contract_start?.toISOString() ?? null,
     contractEnd: row.contract_end?.toISOString() ?? null,
     billingContact: row.billing_contact,
@@ -51,8 +53,8 @@ function mergeOrganizationOrder(display: readonly string[], callerOrder: readonl
 const partnerContextRequired = (action: 'create' | 'order') =>
   new AppError('VALIDATION_FAILED', `Partner context required to ${action} organizations`);
 
-export function createOrganizationsService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
-  const { db, recordAudit } = deps;
+export function createOrganizationsService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void; ssoConfigs: SsoConfigs }) {
+  const { db, recordAudit, ssoConfigs } = deps;
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: orgs.OrganizationRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.id, action, resource: { type: 'organization', id: row.id, name: row.name }, details });
 
@@ -102,6 +104,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
         partnerId = body.partnerId;
       }
       assertContract(body.contractStart, body.contractEnd);
+      const sso = await ssoConfigs.check(caller, body.ssoConfig); // the provider is asked before the transaction
       const { partnerId: _ignored, ...values } = body;
       const id = randomUUID();
       // The caller's reach includes the new organization from BEGIN on (a fresh id: nothing else
@@ -110,6 +113,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       const view = await withTenant(db, tenant, async (tx) => {
         const partner = await orgs.lockPartner(tx, partnerId);
         if (!partner) throw notFound('Partner');
+        if (sso !== undefined) values.ssoConfig = await ssoConfigs.toStore(tx, { partnerId, orgId: id }, sso, null);
         const row = await orgs.insertOrganization(tx, id, partnerId, values, partner.max_organizations); // a taken slug: organizations_live_slug, 409
         if (!row) throw limitReached('partner', partner.max_organizations!, 'organizations');
         await recordAudit(tx, event(caller, meta, 'organization.create', row, { partnerId, status: row.status, type: row.type }));
@@ -127,8 +131,16 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
       if (fields.length === 0) throw emptyUpdate('at least one organization field (partnerId cannot be changed)');
       if (!caller.canAccessOrg(id)) throw notFound('Organization');
+      const sso = await ssoConfigs.check(caller, body.ssoConfig); // the provider is asked before the transaction
       const view = await withTenant(db, caller.tenant, async (tx) => {
-        const updated = await orgs.updateOrganization(tx, id, body); // a taken slug: organizations_live_slug, 409
+        const values: orgs.OrganizationValues = { ...body };
+        if (sso !== undefined) {
+          // Built from the stored configuration (an omitted secret is kept), read locked.
+          const current = await orgs.findOrganization(tx, id, true);
+          if (!current) throw notFound('Organization');
+          values.ssoConfig = await ssoConfigs.toStore(tx, { partnerId: current.partner_id, orgId: id }, sso, current.sso_config);
+        }
+        const updated = await orgs.updateOrganization(tx, id, values); // a taken slug: organizations_live_slug, 409
         if (!updated) {
           // Not updated: the organization is gone, or the contract would end before it starts.
           if (!(await orgs.findOrganization(tx, id))) throw notFound('Organization');

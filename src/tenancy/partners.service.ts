@@ -1,13 +1,15 @@
 // Partners: system-scope administration and partner self-service (SPEC "Partner", API.md §2, §4).
 import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
-import type { Database, Queryable } from '../db/database.js';
+import type { Database, Queryable, Transaction } from '../db/database.js';
 import { withTenant } from '../db/tenant-scope.js';
 import { accountWithoutPartner, AppError, emptyUpdate, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
+import { ssoConfigView } from '../identity/sso/sso-config.js';
+import type { CheckedSsoConfig, SsoConfigs } from '../identity/sso/sso-configs.js';
 import * as partners from './partners.repo.js';
 import type { CreatePartnerBody, Partner, PartnerSettingsInput, UpdateMyPartnerBody, UpdatePartnerBody } from './schemas.js';
 
@@ -81,7 +83,7 @@ export function partnerView(row: partners.PartnerRow): PartnerView {
     maxOrganizations: row.max_organizations,
     maxDevices: row.max_devices,
     settings: row.settings,
-    ssoConfig: row.sso_config,
+    ssoConfig: ssoConfigView(row.sso_config),
     billingEmail: row.billing_email,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -102,20 +104,27 @@ function partnerViewFor(caller: Caller, row: partners.PartnerRow): PartnerView {
 
 /**
  * Updates a live partner; null when there is none. Settings are merged key by key with the stored
- * ones, read locked first so a concurrent merge cannot be lost; without settings, one statement.
+ * ones, and an ssoConfig is built from the stored one (`storeSso`: its secret may be kept), read
+ * locked first so a concurrent write cannot be lost; without either, one statement.
  */
-async function updateWithSettings(tx: Queryable, id: string, body: { settings?: Settings } & partners.PartnerValues) {
+async function updateWithSettings(
+  tx: Queryable, id: string, body: { settings?: Settings } & partners.PartnerValues, storeSso?: (current: unknown) => Promise<unknown>,
+) {
   const values: partners.PartnerValues = { ...body };
-  if (body.settings) {
+  if (body.settings || storeSso) {
     const current = await partners.findPartner(tx, id, true);
     if (!current) return null;
-    values.settings = mergeSettings(current.settings, body.settings);
+    if (body.settings) values.settings = mergeSettings(current.settings, body.settings);
+    if (storeSso) values.ssoConfig = await storeSso(current.sso_config);
   }
   return partners.updatePartner(tx, id, values);
 }
 
-export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void }) {
-  const { db, recordAudit } = deps;
+export function createPartnersService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void; ssoConfigs: SsoConfigs }) {
+  const { db, recordAudit, ssoConfigs } = deps;
+  /** How a checked ssoConfig is written for partner `id` (undefined: the body has none). */
+  const ssoWriter = (tx: Transaction, id: string, sso: CheckedSsoConfig | undefined) =>
+    sso === undefined ? undefined : (current: unknown) => ssoConfigs.toStore(tx, { partnerId: id, orgId: null }, sso, current);
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: partners.PartnerRow, details: Record<string, unknown>) => // partners belong to no organization: the platform chain
     callerEvent(caller, meta, { orgId: null, action, resource: { type: 'partner', id: row.id, name: row.name }, details });
 
@@ -128,10 +137,12 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
 
     async create(caller: Caller, body: Static<typeof CreatePartnerBody>, meta: RequestMeta): Promise<PartnerView> {
       assertSettings(body.settings);
+      const sso = await ssoConfigs.check(caller, body.ssoConfig);
       return withTenant(db, caller.tenant, async (tx) => {
+        const ssoConfig = sso === undefined ? undefined : await ssoConfigs.toStore(tx, null, sso, null);
         // Provisioned by an administrator: active unless the request says otherwise (SPEC "Partner").
         // A slug a live partner holds: partners_live_slug refuses it, a 409 (db/unique-conflicts.ts).
-        const row = await partners.insertPartner(tx, { ...body, status: body.status ?? 'active' });
+        const row = await partners.insertPartner(tx, { ...body, ssoConfig, status: body.status ?? 'active' });
         await recordAudit(tx, event(caller, meta, 'partner.create', row, { slug: row.slug, type: row.type, plan: row.plan, status: row.status }));
         return partnerView(row);
       });
@@ -147,8 +158,9 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
       if (fields.length === 0) throw emptyUpdate('at least one partner field');
       assertSettings(body.settings);
+      const sso = await ssoConfigs.check(caller, body.ssoConfig); // the provider is asked before the transaction
       const view = await withTenant(db, caller.tenant, async (tx) => {
-        const changed = await updateWithSettings(tx, id, body); // a taken slug: partners_live_slug, 409
+        const changed = await updateWithSettings(tx, id, body, ssoWriter(tx, id, sso)); // a taken slug: partners_live_slug, 409
         if (!changed) throw notFound('Partner');
         const { before, after } = changed;
         await recordAudit(tx, event(caller, meta, 'partner.update', after, changeDetails(fields, partnerView(before), partnerView(after))));
@@ -178,10 +190,11 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
     async updateMine(caller: Caller, body: Static<typeof UpdateMyPartnerBody>, meta: RequestMeta): Promise<PartnerView> {
       if (!caller.partnerId) throw accountWithoutPartner();
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw emptyUpdate('name, billingEmail or settings');
+      if (fields.length === 0) throw emptyUpdate('name, billingEmail, settings or ssoConfig');
       assertSettings(body.settings);
+      const sso = await ssoConfigs.check(caller, body.ssoConfig);
       return withTenant(db, caller.tenant, async (tx) => {
-        const changed = await updateWithSettings(tx, caller.partnerId!, body);
+        const changed = await updateWithSettings(tx, caller.partnerId!, body, ssoWriter(tx, caller.partnerId!, sso));
         if (!changed) throw notFound('Partner');
         const { before, after } = changed;
         const settingsKeys = body.settings ? Object.keys(body.settings).map((k) => `settings.${k}`) : [];

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
 import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { SsoConfigInput, SsoConfigView } from '../identity/sso/sso.schemas.js';
 
 export { IdParams, Success };
 
@@ -59,7 +60,7 @@ export const Partner = Type.Object({
   maxOrganizations: Nullable(Type.Integer()),
   maxDevices: Nullable(Type.Integer()),
   settings: Json,
-  ssoConfig: Nullable(Json),
+  ssoConfig: Nullable(SsoConfigView),
   billingEmail: Nullable(Type.String()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -74,13 +75,18 @@ const partnerFields = {
   maxDevices: Type.Optional(Cap),
   billingEmail: Type.Optional(Nullable(Email)),
   settings: Type.Optional(PartnerSettingsInput),
-  ssoConfig: Type.Optional(Nullable(Json)),
+  ssoConfig: Type.Optional(Nullable(SsoConfigInput)),
 };
 
 export const CreatePartnerBody = Type.Object({ name: Name, slug: Slug, ...partnerFields }, { additionalProperties: false });
 export const UpdatePartnerBody = Type.Object({ name: Type.Optional(Name), slug: Type.Optional(Slug), ...partnerFields }, { additionalProperties: false });
 export const UpdateMyPartnerBody = Type.Object(
-  { name: Type.Optional(Name), billingEmail: Type.Optional(Nullable(Email)), settings: Type.Optional(PartnerSettingsInput) },
+  {
+    name: Type.Optional(Name),
+    billingEmail: Type.Optional(Nullable(Email)),
+    settings: Type.Optional(PartnerSettingsInput),
+    ssoConfig: Type.Optional(Nullable(SsoConfigInput)),
+  },
   { additionalProperties: false },
 );
 export const PartnerList = Paginated(Partner);
@@ -100,7 +106,7 @@ export const Organization = Type.Object({
   status: OrgStatus,
   maxDevices: Nullable(Type.Integer()),
   settings: Json,
-  ssoConfig: Nullable(Json),
+  ssoConfig: Nullable(SsoConfigView),
   contractStart: Nullable(Timestamp),
   contractEnd: Nullable(Timestamp),
   billingContact: Nullable(Json),
@@ -116,7 +122,7 @@ const organizationFields = {
   contractStart: Type.Optional(Nullable(Timestamp)),
   contractEnd: Type.Optional(Nullable(Timestamp)),
   settings: Type.Optional(Json),
-  ssoConfig: Type.Optional(Nullable(Json)),
+  ssoConfig: Type.Optional(Nullable(SsoConfigInput)),
   billingContact: Type.Optional(Nullable(Json)),
 };
 
