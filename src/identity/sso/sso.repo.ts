@@ -76,12 +76,29 @@ export interface PendingSignIn extends SsoOwner {
   clientId: string;
 }
 
-export async function insertSignIn(tx: Queryable, s: PendingSignIn & { stateHash: string; at: Date; expiresAt: Date }): Promise<void> {
-  await tx.query(
-    `insert into sso_sign_ins (state_hash, nonce, code_verifier, partner_id, org_id, issuer, client_id, created_at, expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [s.stateHash, s.nonce, s.codeVerifier, s.partnerId, s.orgId, s.issuer, s.clientId, s.at, s.expiresAt],
+/**
+ * Stores a started sign-in unless the client's address already started `addressMax` since
+ * `since` (false: refused), and keeps at most `emailMax` unused ones per e-mail, the newest: a
+ * person retrying drops their oldest attempts instead of being refused. One statement.
+ */
+export async function insertSignIn(
+  tx: Queryable,
+  s: PendingSignIn & { stateHash: string; at: Date; expiresAt: Date; emailKey: string; clientKey: string; since: Date; emailMax: number; addressMax: number },
+): Promise<boolean> {
+  const { rows } = await tx.query<{ id: string }>(
+    `with fresh as (
+       insert into sso_sign_ins (state_hash, nonce, code_verifier, partner_id, org_id, issuer, client_id, created_at, expires_at, email_key, client_key)
+       select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+        where (select count(*) from sso_sign_ins where client_key = $11 and created_at > $12) < $14
+       returning id),
+     crowded as (
+       delete from sso_sign_ins where id in (
+         select id from sso_sign_ins where email_key = $10 and used_at is null and exists (select 1 from fresh)
+          order by created_at desc offset $13 - 1))
+     select id from fresh`,
+    [s.stateHash, s.nonce, s.codeVerifier, s.partnerId, s.orgId, s.issuer, s.clientId, s.at, s.expiresAt, s.emailKey, s.clientKey, s.since, s.emailMax, s.addressMax],
   );
+  return rows.length > 0;
 }
 
 export type ClaimedSignIn = { outcome: 'ok'; signIn: PendingSignIn } | { outcome: 'unknown' | 'used' | 'expired' };

@@ -18,11 +18,13 @@ export function ssoRoutes(deps: { sso: SsoService; ssoConfigs: SsoConfigs }): Fa
           + 'organization’s for its users) when the address is in its emailDomains, and never through another tenant’s; an unknown '
           + 'address goes through the enabled configuration claiming its domain. Otherwise {sso: false}: sign in with a password. '
           + 'The authorization URL uses the code flow with PKCE (S256), state and nonce, and is good for 10 minutes. '
+          + 'An e-mail keeps its 5 newest unused sign-ins (older ones stop working); one client address starts at most 300 per 10 minutes '
+          + '(429 RATE_LIMITED with Retry-After). '
           + 'An identity provider that cannot be reached is 401 SSO_FAILED.',
         body: S.DiscoverBody,
         response: { 200: S.DiscoverResult },
       },
-    }, (request) => deps.sso.discover(request.body.email));
+    }, (request) => deps.sso.discover(request.body.email, request.meta));
 
     app.get('/auth/sso/callback', {
       schema: {

@@ -8,7 +8,7 @@ import { AppError } from '../../errors.js';
 import type { AuditEvent, RecordAudit } from '../../audit/recorder.js';
 import type { RequestMeta } from '../../http/request-meta.js';
 import type { SecretBox } from '../../secret-box.js';
-import type { LoginResult } from '../auth.service.js';
+import { clientKeyOf, type LoginResult } from '../auth.service.js';
 import { signInEvent, type SessionIssuer } from '../session-issuer.js';
 import type { TokenService } from '../tokens.js';
 import * as users from '../users.repo.js';
@@ -21,6 +21,10 @@ import * as repo from './sso.repo.js';
 export const SIGN_IN_TTL_MS = 10 * 60_000;
 export const EXCHANGE_CODE_TTL_MS = 60_000;
 const PRUNE_BATCH = 100;
+/** Unused sign-ins kept per e-mail: a person retrying replaces the oldest. */
+export const SIGN_INS_PER_EMAIL = 5;
+/** Sign-ins one client address (IPv4, or IPv6 /64) may start per 10 minutes: an office behind one NAT signing in at nine. */
+export const SIGN_INS_PER_ADDRESS = 300;
 const EXCHANGE_CODE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 export interface SsoServiceDeps {
@@ -85,7 +89,7 @@ export function createSsoService(deps: SsoServiceDeps) {
     return tenant && config?.enabled ? { tenant, config } : null;
   }
 
-  async function discover(email: string): Promise<{ sso: false } | { sso: true; authorizationUrl: string }> {
+  async function discover(email: string, meta: RequestMeta): Promise<{ sso: false } | { sso: true; authorizationUrl: string }> {
     const address = email.trim();
     const state = randomToken();
     const nonce = randomToken();
@@ -96,10 +100,17 @@ export function createSsoService(deps: SsoServiceDeps) {
       const target = await configForAddress(tx, address, await repo.findUserByEmail(tx, address));
       if (!target) return null;
       const { tenant, config } = target;
-      await repo.insertSignIn(tx, {
+      const stored = await repo.insertSignIn(tx, {
         stateHash: sha256(state), nonce, codeVerifier, partnerId: tenant.partnerId, orgId: tenant.orgId,
         issuer: config.issuer, clientId: config.clientId, at: new Date(at), expiresAt: new Date(at + SIGN_IN_TTL_MS),
+        emailKey: address.toLowerCase(), clientKey: clientKeyOf(meta.ip), since: new Date(at - SIGN_IN_TTL_MS),
+        emailMax: SIGN_INS_PER_EMAIL, addressMax: SIGN_INS_PER_ADDRESS,
       });
+      if (!stored) {
+        throw new AppError('RATE_LIMITED', 'Too many single sign-ons started from this address; try again in a few minutes', {
+          headers: { 'retry-after': String(SIGN_IN_TTL_MS / 1000) },
+        });
+      }
       return target;
     });
     if (!found) return { sso: false };

@@ -102,6 +102,29 @@ for (const backend of backends()) describe(`single sign-on with OpenID Connect o
     assert.equal((await bed.sql(`select 1 from sso_exchange_codes where user_id = $1`, [user.id])).length, 2);
   });
 
+  it('keeps an e-mail’s five newest unused sign-ins, and bounds what one address may start', async () => {
+    const { orgId, domain } = await bed.ssoOrg();
+    const user = await bed.userWithEmail({ scope: 'organization', orgId }, `dora@${domain}`);
+    const sub = bed.idp.addAccount({ email: user.email });
+    const started = [];
+    for (let i = 0; i < 6; i++) started.push(await bed.idp.signIn(await bed.discover(user.email.toUpperCase()), sub));
+    await bed.assertFailed(await bed.callback(started[0]!), 'state_unknown'); // the oldest made room
+    bed.codeOf(await bed.callback(started[5]!));
+    bed.codeOf(await bed.callback(started[1]!));
+
+    // An address that started 300 in ten minutes is refused (Retry-After), others are not.
+    const discover = (remoteAddress: string) =>
+      bed.t.app.inject({ method: 'POST', url: '/api/v1/auth/sso/discover', payload: { email: `someone-${unique()}@${domain}` }, remoteAddress });
+    await bed.sql(
+      `insert into sso_sign_ins (state_hash, nonce, code_verifier, partner_id, org_id, issuer, client_id, created_at, expires_at, email_key, client_key)
+       select md5(random()::text), 'n', 'v', partner_id, org_id, issuer, client_id, now(), now() + interval '10 minutes', 'flood-' || g, '198.51.100.7'
+         from (select * from sso_sign_ins where org_id = $1 limit 1) s, generate_series(1, 300) g`, [orgId]);
+    const refused = await discover('198.51.100.7');
+    assertProblem(refused, 429, 'RATE_LIMITED');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.equal((await discover('198.51.100.8')).statusCode, 200);
+  });
+
   it('fails an ID token with a wrong nonce, for another client, with a forged signature, or expired', async () => {
     const { orgId, domain } = await bed.ssoOrg();
     const user = await bed.userWithEmail({ scope: 'organization', orgId }, `dave@${domain}`);
