@@ -193,7 +193,7 @@ export function createAuthService(deps: AuthServiceDeps) {
    * passwords: the account's and the address's.
    */
   async function verifyMfa(mfaToken: string, proof: MfaProof, meta: RequestMeta): Promise<SessionTokens> {
-    const userId = await tokens.verifyMfaChallenge(mfaToken);
+    const { userId, sso } = await tokens.verifyMfaChallenge(mfaToken);
     const client = clientKeyOf(meta.ip);
     const usable = (user: UserRow | null): user is UserRow & { mfa_secret: string } => user !== null && user.disabled_at === null && user.mfa_enabled && user.mfa_secret !== null;
     // A challenge for no usable user is refused before the address's limit is looked at.
@@ -211,7 +211,7 @@ export function createAuthService(deps: AuthServiceDeps) {
         await recordAudit(tx, loginEvent('user.login.failed', found, found.email, meta, { result: 'failure', reason: failure, error: 'Invalid authentication code' }));
         return { failed: failure };
       }
-      return { session: await issueSession(tx, found, true, meta, reserved.attemptId) };
+      return { session: await issuer.start(tx, found, { mfaVerified: true, meta, attemptId: reserved.attemptId, ...(sso ? { sso, details: { method: 'sso' } } : {}) }) };
     }));
     if ('invalid' in outcome) throw mfaTokenInvalid();
     if ('failed' in outcome) {

@@ -21,8 +21,9 @@ export interface AccessClaims {
 export interface TokenService {
   signAccess(claims: AccessClaims): Promise<string>;
   verifyAccess(token: string): Promise<AccessClaims>;
-  signMfaChallenge(userId: string): Promise<string>;
-  verifyMfaChallenge(token: string): Promise<string>;
+  /** `via: 'sso'`: the first factor was the tenant's identity provider (the session is marked so). */
+  signMfaChallenge(userId: string, via?: 'sso'): Promise<string>;
+  verifyMfaChallenge(token: string): Promise<{ userId: string; sso: boolean }>;
 }
 
 export function createTokenService(secret: string, now: () => number): TokenService {
@@ -77,10 +78,10 @@ export function createTokenService(secret: string, now: () => number): TokenServ
       verified.set(token, claims);
       return claims;
     },
-    signMfaChallenge: (userId) => sign({}, userId, MFA_AUDIENCE, MFA_TOKEN_TTL_SECONDS),
+    signMfaChallenge: (userId, via) => sign(via ? { via } : {}, userId, MFA_AUDIENCE, MFA_TOKEN_TTL_SECONDS),
     async verifyMfaChallenge(token) {
       const p = await verify(token, MFA_AUDIENCE, mfaTokenInvalid());
-      return p.sub!;
+      return { userId: p.sub!, sso: p.via === 'sso' };
     },
   };
 }

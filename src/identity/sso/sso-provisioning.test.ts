@@ -126,6 +126,12 @@ describe('single sign-on: provisioning, enforce, trusted MFA', () => {
     const verify = await bed.travel(30_000, () => bed.t.app.inject({ method: 'POST', url: '/api/v1/auth/mfa/verify', payload: { mfaToken: challenged.mfaToken, code } }));
     assert.equal(verify.statusCode, 200, verify.body);
     assert.equal(verify.json().user.mfaVerified, true);
+    // The session that step opened is still a single sign-on one, and audited as such.
+    const sessions = await as(bed.t.app, verify.json())({ method: 'GET', url: '/api/v1/auth/sessions' });
+    assert.deepEqual(sessions.json().data.find((s: { current: boolean }) => s.current), { ...sessions.json().data.find((s: { current: boolean }) => s.current), sso: true, mfaVerified: true });
+    const [login] = await bed.sql<{ method: string | null }>(
+      `select details->>'method' as method from audit_logs where actor_id = $1 and action = 'user.login' order by timestamp desc limit 1`, [a.id]);
+    assert.equal(login!.method, 'sso');
 
     // A tenant that does not trust its provider's MFA: "mfa" in amr changes nothing.
     const b = await totpUser(wary.orgId, wary.domain);

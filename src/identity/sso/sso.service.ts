@@ -240,7 +240,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       const spent = await repo.spendExchangeCode(tx, sha256(code), new Date(now()));
       const user = spent && (await users.findUserById(tx, spent.user_id));
       if (!spent || !user || user.disabled_at) throw ssoFailed();
-      if (user.mfa_enabled && !spent.mfa_verified) return { mfaRequired: true as const, mfaToken: await tokens.signMfaChallenge(user.id) };
+      if (user.mfa_enabled && !spent.mfa_verified) return { mfaRequired: true as const, mfaToken: await tokens.signMfaChallenge(user.id, 'sso') };
       return issuer.start(tx, user, { mfaVerified: spent.mfa_verified, meta, sso: true, details: { method: 'sso' } });
     });
   }
