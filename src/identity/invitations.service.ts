@@ -50,6 +50,8 @@ export function invitationView(row: InvitationRow): InvitationView {
     partnerId: row.partner_id,
     orgId: row.org_id,
     role: row.role,
+    orgAccess: row.scope === 'partner' ? row.org_access : null,
+    orgIds: row.scope === 'partner' && row.org_access === 'selected' ? row.org_ids : [],
     expiresAt: row.expires_at.toISOString(),
     createdAt: row.created_at.toISOString(),
   };

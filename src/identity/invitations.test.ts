@@ -68,7 +68,7 @@ for (const backend of backends()) {
     it('mails a link that creates the user in the invited place and signs it in, once', async () => {
       const address = email();
       const { invitation, token, mail } = await invited('partnerAll', { email: address, scope: 'organization', orgId: orgA.id });
-      assert.deepEqual(Object.keys(invitation).sort(), ['createdAt', 'email', 'expiresAt', 'id', 'name', 'orgId', 'partnerId', 'role', 'scope']);
+      assert.deepEqual(Object.keys(invitation).sort(), ['createdAt', 'email', 'expiresAt', 'id', 'name', 'orgAccess', 'orgId', 'orgIds', 'partnerId', 'role', 'scope']);
       assert.equal(invitation.partnerId, orgA.partnerId);
       assert.equal(Date.parse(invitation.expiresAt) - Date.parse(invitation.createdAt), 7 * DAY);
       assert.equal(mail.from, 'no-reply@example.test');
