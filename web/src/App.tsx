@@ -11,13 +11,21 @@ import { DevicePage, DevicesPage } from './pages/devices';
 import { ApiKeysPage, EnrollmentKeysPage } from './pages/keys';
 import { AuditEntryPage, AuditPage } from './pages/audit';
 import { DestinationPage, DestinationsPage } from './pages/destinations';
+import { UserPage, UsersPage } from './pages/users';
+import { AccountPage } from './pages/account';
+import { publicPageFor } from './pages/public';
+import { AfterSsoSignIn, SsoPage } from './pages/sso';
 import { Spinner } from './ui/states';
 
 export function App() {
   const { state } = useSession();
   const location = useLocation();
   if (state.status === 'loading') return <main id="main" className="page"><Spinner label="Restoring your session…" /></main>;
+  // The pages of mailed links open whatever the session (an invitation may reach someone signed in).
+  const open = publicPageFor(location.pathname);
+  if (open) return open;
   if (state.status === 'signed-out') {
+    if (location.pathname === '/sso') return <SsoPage />;
     if (location.pathname !== '/sign-in') {
       return <Navigate to="/sign-in" replace state={state.keepPlace ? { from: location.pathname + location.search } : null} />;
     }
@@ -36,10 +44,13 @@ function SignedIn() {
     const target = from && from !== '/' && from !== '/sign-in' ? from : !user.mfaEnabled ? '/account/mfa' : '/';
     return <Navigate to={target} replace />;
   }
+  // Just signed in through single sign-on (or the MFA step after it).
+  if (location.pathname === '/sso') return <AfterSsoSignIn fallback={!user.mfaEnabled ? '/account/mfa' : '/'} />;
   return (
     <Frame>
       <Routes>
         <Route path="/" element={<OverviewPage />} />
+        <Route path="/account" element={<AccountPage />} />
         <Route path="/account/mfa" element={<MfaSetupPage />} />
         <Route path="/partners" element={<PartnersPage />} />
         <Route path="/partners/:partnerId" element={<PartnerPage />} />
@@ -53,6 +64,8 @@ function SignedIn() {
         <Route path="/enrollment-keys" element={<EnrollmentKeysPage />} />
         <Route path="/destinations" element={<DestinationsPage />} />
         <Route path="/destinations/:destinationId" element={<DestinationPage />} />
+        <Route path="/users" element={<UsersPage />} />
+        <Route path="/users/:userId" element={<UserPage />} />
         <Route path="/audit" element={<AuditPage />} />
         <Route path="/audit/:entryId" element={<AuditEntryPage />} />
         <Route path="*" element={<NotFoundPage />} />
@@ -73,16 +86,18 @@ function Frame({ children }: { children: React.ReactNode }) {
         <nav aria-label="Sections">
           <NavLink to="/" end>Overview</NavLink>
           {user.scope === 'system' && <NavLink to="/partners">Partners</NavLink>}
+          {user.scope === 'partner' && user.partnerId && can('organizations:read') && <NavLink to={`/partners/${user.partnerId}`}>Partner</NavLink>}
           {can('organizations:read') && <NavLink to="/organizations">Organizations</NavLink>}
           {can('organizations:read') && <NavLink to="/sites">Sites</NavLink>}
           {can('devices:read') && <NavLink to="/devices">Devices</NavLink>}
           {can('organizations:read') && <NavLink to="/api-keys">API keys</NavLink>}
           {can('organizations:read') && <NavLink to="/enrollment-keys">Enrollment keys</NavLink>}
           {can('organizations:read') && <NavLink to="/destinations">Destinations</NavLink>}
+          {can('users:read') && <NavLink to="/users">Users</NavLink>}
           {can('audit:read') && <NavLink to="/audit">Audit log</NavLink>}
         </nav>
         <div className="who">
-          <NavLink to="/account/mfa" title="Multi-factor authentication">{user.name} · {user.role} ({user.scope})</NavLink>
+          <NavLink to="/account" aria-label={`My account: ${user.name} · ${user.role} (${user.scope})`}>{user.name} · {user.role} ({user.scope})</NavLink>
           <button type="button" onClick={() => void signOut()}>Sign out</button>
         </div>
       </header>

@@ -39,13 +39,20 @@ export function setTokenSource(source: TokenSource): void {
   tokens = source;
 }
 
+/**
+ * Routes whose 401 means wrong credentials in the body, not an expired access token: never renewed
+ * and retried. Every other route under /auth (me, sessions, recovery codes, password change, the
+ * SSO provider check) is a signed-in call like any other.
+ */
+const CREDENTIAL_ROUTES = new Set(['login', 'mfa/verify', 'refresh', 'logout', 'register', 'sso/discover', 'sso/exchange', 'invitations/accept', 'password/forgot', 'password/reset']
+  .map((route) => `/api/v1/auth/${route}`));
+
 async function authorisedFetch(request: Request): Promise<Response> {
   const retry = request.clone();
   const token = tokens.accessToken();
   if (token) request.headers.set('Authorization', `Bearer ${token}`);
   const response = await fetch(request);
-  // Auth endpoints answer 401 for wrong credentials: never retry those.
-  if (response.status !== 401 || !token || new URL(request.url).pathname.startsWith('/api/v1/auth/')) return response;
+  if (response.status !== 401 || !token || CREDENTIAL_ROUTES.has(new URL(request.url).pathname)) return response;
   if (!(await tokens.renew())) return response;
   retry.headers.set('Authorization', `Bearer ${tokens.accessToken()}`);
   return fetch(retry);

@@ -14,7 +14,13 @@ export interface Session {
   state: SessionState;
   /** The signed-in user, or the MFA challenge to answer with verifyMfa. */
   signIn(email: string, password: string): Promise<MfaChallenge | { user: Me }>;
-  verifyMfa(mfaToken: string, code: string): Promise<void>;
+  /**
+   * Takes the login body of another way in (single sign-on, an accepted invitation): the user, or
+   * the MFA challenge to answer with verifyMfa. A session this tab already had is ended first.
+   */
+  adoptLogin(body: Tokens | MfaChallenge): Promise<MfaChallenge | { user: Me }>;
+  /** Answers the MFA challenge with an authenticator code, or with one of the user's recovery codes. */
+  verifyMfa(mfaToken: string, proof: string | { recoveryCode: string }): Promise<void>;
   /** Ends the session on the server and here; `notice` is shown on the sign-in page. */
   signOut(notice?: string): Promise<void>;
   /** Reloads the user after a change to it (MFA enabled). */
@@ -54,8 +60,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       adopt(body);
       return { user: body.user };
     },
-    async verifyMfa(mfaToken, code) {
-      adopt(await call(api.POST('/api/v1/auth/mfa/verify', { body: { mfaToken, code } })));
+    async adoptLogin(body) {
+      if ('mfaRequired' in body) return body;
+      const previous = storedRefreshToken();
+      if (previous && previous !== body.refreshToken) await api.POST('/api/v1/auth/logout', { body: { refreshToken: previous } }).catch(() => undefined);
+      adopt(body);
+      return { user: body.user };
+    },
+    async verifyMfa(mfaToken, proof) {
+      const body = typeof proof === 'string' ? { mfaToken, code: proof } : { mfaToken, recoveryCode: proof.recoveryCode };
+      adopt(await call(api.POST('/api/v1/auth/mfa/verify', { body })));
     },
     async signOut(notice = 'You have signed out.') {
       const refreshToken = storedRefreshToken();

@@ -16,6 +16,7 @@ import { NotAvailable, RouteNotice } from './page-notices';
 import type { Organization } from './resources';
 import { OrganizationForm } from './organization-form';
 import { SiteForm } from './site-form';
+import { SsoSettings } from './sso-settings';
 import { SiteTable } from './site-list';
 
 /** One organization the caller reaches: organization scope reads it from GET /orgs (its only read). */
@@ -108,6 +109,14 @@ function OrganizationDetails({ orgId }: { orgId: string }) {
                 </dl>
               </section>
             )}
+            <SsoSettings
+              tenant="organization"
+              name={org.name}
+              config={org.ssoConfig}
+              writable={canManageOrg}
+              save={(ssoConfig) => call(api.PATCH('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } }, body: { ssoConfig } }))}
+              onChanged={loaded.reload}
+            />
             <OrganizationSites org={org} canWrite={canWrite} />
           </>
         )}

@@ -15,11 +15,15 @@ import type { Partner } from './resources';
 import { OrganizationForm } from './organization-form';
 import { OrganizationTable } from './OrganizationsPage';
 import { PartnerForm } from './partner-form';
+import { OwnPartnerPage } from './own-partner';
+import { SsoSettings } from './sso-settings';
 
 export function PartnerPage() {
   const user = useUser();
   const can = useCan();
   const { partnerId = '' } = useParams();
+  // A partner user's own partner: its single sign-on settings (PATCH /orgs/partners/me).
+  if (user.scope === 'partner' && partnerId === user.partnerId && can('organizations:read')) return <OwnPartnerPage />;
   if (user.scope !== 'system' || !can('organizations:read')) {
     return (
       <NotAvailable title="Partner">
@@ -73,6 +77,14 @@ function PartnerDetails({ partnerId, canWrite }: { partnerId: string; canWrite: 
             ) : (
               <PartnerProps partner={partner} />
             )}
+            <SsoSettings
+              tenant="partner"
+              name={partner.name}
+              config={partner.ssoConfig}
+              writable={canWrite}
+              save={(ssoConfig) => call(api.PATCH('/api/v1/orgs/partners/{id}', { params: { path: { id: partner.id } }, body: { ssoConfig } }))}
+              onChanged={loaded.reload}
+            />
             <PartnerOrganizations partner={partner} canWrite={canWrite} />
           </>
         )}
