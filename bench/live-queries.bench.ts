@@ -14,7 +14,7 @@ import { createDatabase, FIXED_RATE, fixedRate, load, ROOT, round, startService,
 export const name = 'live-queries';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function seedDevices(admin: pg.Client, orgId: string, siteId: string, count: number) {
+export async function seedDevices(admin: pg.Client, orgId: string, siteId: string, count: number) {
   const token = randomBytes(32).toString('base64url');
   const hash = createHash('sha256').update(token).digest('hex');
   const { rows } = await admin.query<{ id: string; agent_id: string }>(
@@ -26,7 +26,7 @@ async function seedDevices(admin: pg.Client, orgId: string, siteId: string, coun
   return rows.map((r) => ({ deviceId: r.id, agentId: r.agent_id, token }));
 }
 
-function startAgents(serverUrl: string, agents: { agentId: string; token: string }[]): Promise<ChildProcess> {
+export function startAgents(serverUrl: string, agents: { agentId: string; token: string }[]): Promise<ChildProcess> {
   const file = path.join(os.tmpdir(), `dms-bench-agents-${process.pid}-${agents.length}.json`);
   writeFileSync(file, JSON.stringify(agents));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/fake-agents.ts')], {
@@ -42,7 +42,7 @@ function startAgents(serverUrl: string, agents: { agentId: string; token: string
   });
 }
 
-const stopAgents = (child: ChildProcess) => new Promise<void>((done) => {
+export const stopAgents = (child: ChildProcess) => new Promise<void>((done) => {
   child.once('exit', () => done());
   child.kill('SIGTERM');
 });

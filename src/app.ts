@@ -4,9 +4,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from './config.js';
-import { openDatabase, pgliteDirFor, type Database } from './db/database.js';
+import { observeTransactions, openDatabase, pgliteDirFor, type Database } from './db/database.js';
 import { keepPrivate } from './db/private-files.js';
-import { AppError } from './errors.js';
+import { AppError, databaseUnavailable } from './errors.js';
 import { installAuth } from './http/auth.js';
 import { sendProblem } from './http/error-handler.js';
 import { createServer } from './http/server.js';
@@ -21,6 +21,8 @@ import { ensureBootstrapAdmin, type BootstrapResult } from './identity/bootstrap
 import type { IdentityHousekeeping } from './identity/housekeeping.js';
 import { createLocalRelay, createRedisRelay, type Relay } from './live-queries/relay.js';
 import { buildModules } from './modules.js';
+import { createMetrics } from './observability/metrics.js';
+import { metricsRoutes } from './observability/metrics.routes.js';
 import { registerRoutes } from './routes.js';
 import { startWorkers } from './workers.js';
 import type { EventSender } from './event-destinations/sender.js';
@@ -88,7 +90,7 @@ function healthRoutes(app: FastifyInstance, db: Database): void {
       return { status: 'ready' as const };
     } catch (err) {
       request.log.warn({ err }, 'readiness check failed');
-      return sendProblem(reply, request, new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable'));
+      return sendProblem(reply, request, databaseUnavailable(err));
     }
   });
 }
@@ -96,9 +98,14 @@ function healthRoutes(app: FastifyInstance, db: Database): void {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const now = options.now ?? Date.now;
-  const app = await createServer({ logLevel: config.logLevel, logStream: options.logStream, trustProxyHeaders: config.trustProxyHeaders, consoleDir: options.consoleDir });
+  // Off without METRICS_TOKEN: no hook, no wrapper, nothing counted.
+  const metrics = config.metricsToken ? createMetrics({ now, log: (message, err) => app.log.warn({ err }, message) }) : null;
+  const app = await createServer({
+    logLevel: config.logLevel, logStream: options.logStream, trustProxyHeaders: config.trustProxyHeaders, consoleDir: options.consoleDir,
+    onRequestCompleted: metrics ? (request, status, ms) => metrics.requests.record(request.method, request.routeOptions.url, status, ms) : undefined,
+  });
 
-  const db = options.db ?? (await openDatabase({
+  const opened = options.db ?? (await openDatabase({
     url: config.databaseUrl,
     ...(config.databaseLogins ? { logins: config.databaseLogins } : {}),
     loginPasswordSecret: config.jwtSecret,
@@ -106,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     poolSize: config.databasePoolSize,
     log: (message) => app.log.info(message),
   }));
+  const db = metrics ? observeTransactions(opened, metrics.hooks.transaction) : opened;
   const ownsDb = !options.db;
   // Everything under DATA_DIR is the service's alone (the embedded database, secrets, keys, archives).
   const privateFiles = keepPrivate(config.dataDir);
@@ -118,7 +126,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     throw err;
   }
 
-  const modules = await buildModules({ config, db, ...coordination, now, log: app.log });
+  const modules = await buildModules({ config, db, ...coordination, now, log: app.log, metrics: metrics?.hooks });
+  metrics?.watch({
+    database: () => db.usage(),
+    agentSockets: () => modules.workers.gateway.connectedCount(),
+    auditBacklog: (top) => modules.workers.sealer.backlog(top),
+    deliveries: modules.workers.eventSender.stats,
+  });
   const workers = startWorkers(modules.workers);
   app.addHook('preClose', () => workers.closeSockets());
   app.addHook('onClose', async () => {
@@ -138,6 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   installAuth(app, modules.authenticators);
   healthRoutes(app, db);
+  metricsRoutes(app, { token: config.metricsToken, metrics });
   await registerRoutes(app, modules.services);
 
   const bootstrap = await ensureBootstrapAdmin(db, { email: config.bootstrapAdminEmail, password: config.bootstrapAdminPassword });

@@ -49,6 +49,8 @@ export interface Config {
   auditRetentionIntervalMinutes: number;
   /** S3-compatible archive target; null: the filesystem under DATA_DIR/audit-archive. */
   auditArchiveS3: { bucket: string; endpoint: string | null; region: string; prefix: string } | null;
+  /** Bearer token of GET /metrics; null: metrics are off (nothing is counted, /metrics answers 404). */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -262,5 +264,6 @@ export function loadConfig(env: Env = process.env): Config {
           prefix: value(env, 'AUDIT_ARCHIVE_S3_PREFIX') ?? 'audit-archive/',
         }
       : null,
+    metricsToken: secret(env, 'METRICS_TOKEN') ?? null,
   };
 }

@@ -148,5 +148,9 @@ export const destinationNotAllowed = (detail: string) => new AppError('DESTINATI
 // Devices and the database
 export const agentTimeout = (timeoutMs: number) =>
   new AppError('AGENT_TIMEOUT', `The device did not answer within ${Math.round(timeoutMs / 1000)} seconds`);
+/** A client retrying after Retry-After finds the pool reconnected: a restart of PostgreSQL takes seconds. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 export const databaseUnavailable = (cause: unknown) =>
-  new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause });
+  new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', {
+    cause, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });

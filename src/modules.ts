@@ -44,7 +44,8 @@ import { createEnrollmentService } from './devices/enrollment.service.js';
 import { createAgentLogsService } from './agent-logs/agent-logs.service.js';
 import { createAgentGateway } from './live-queries/gateway.js';
 import { createLiveQueriesService } from './live-queries/live-queries.service.js';
-import type { Relay } from './live-queries/relay.js';
+import { observeRelay, type Relay } from './live-queries/relay.js';
+import type { MetricsHooks } from './observability/metrics.js';
 import { createAuditFeed } from './audit/feed.js';
 import { createSecretBox } from './secret-box.js';
 import { createEventSender } from './event-destinations/sender.js';
@@ -58,9 +59,11 @@ export interface ModuleDeps {
   relay: Relay;
   now: () => number;
   log: FastifyBaseLogger;
+  /** What the modules report to the metrics; unset (METRICS_TOKEN unset): nothing is counted. */
+  metrics?: MetricsHooks | undefined;
 }
 
-export async function buildModules({ config, db, bus, rateLimits, relay, now, log }: ModuleDeps) {
+export async function buildModules({ config, db, bus, rateLimits, relay: sharedRelay, now, log, metrics }: ModuleDeps) {
   const logError = (err: unknown, message: string) => log.error({ err }, message);
 
   // Audit first: every other module records through it.
@@ -71,6 +74,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
     everyMinutes: config.auditCheckpointEveryMinutes,
     now,
     log: logError,
+    onSigned: metrics?.checkpointsSigned,
   });
   // The sender learns of new sealed entries once their seal commits.
   const sealer = createSealer({ db, log: logError, onSealed: async (tx, sealed) => {
@@ -89,6 +93,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
     intervalMinutes: config.auditRetentionIntervalMinutes,
     now,
     log: (level, message, err) => log[level]({ err }, message),
+    onRun: metrics?.retentionRun,
   });
   // Warm verify workers retire after a minute without work: an idle service holds no extra heap.
   // On PGlite (no connection) they hash the rows the main thread reads.
@@ -104,11 +109,13 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });
   const usage = createUsageRecorder({ db, log: logError });
-  const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now });
+  const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now, onRateLimited: metrics?.apiKeyRateLimited });
 
   const sites = createSitesService({ db, recordAudit, listCache: siteLists });
   const devices = createDevicesService({ db, recordAudit, now, onDecommissioned: (deviceId) => void gateway.disconnect(deviceId) });
   const enrollmentKeys = createEnrollmentKeysService({ db, recordAudit, pepper: config.enrollmentKeyPepper, defaultTtlMinutes: config.enrollmentKeyDefaultTtlMinutes, now });
+  // Only a Redis relay calls other instances; the in-process one answers DEVICE_OFFLINE itself.
+  const relay = metrics && config.redisUrl ? observeRelay(sharedRelay, metrics.relayCall) : sharedRelay;
   const gateway = createAgentGateway({
     timeoutMs: config.liveQueryTimeoutMs,
     relay,
@@ -119,7 +126,8 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
   return {
     authenticators: { jwt: callers.authenticateJwt, apiKey: apiKeyAuth, agent: createAgentAuthenticator({ db }) },
     services: {
-      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now, passwordSignInAllowed: sso.passwordSignInAllowed }),
+      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now, passwordSignInAllowed: sso.passwordSignInAllowed,
+        observe: metrics && { failed: metrics.signInFailed, throttled: metrics.signInThrottled } }),
       sso,
       ssoConfigs,
       users: createUsersService({ db, callers, recordAudit, now }),
@@ -140,7 +148,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay, now, lo
       devices,
       enrollment: createEnrollmentService({ db, recordAudit, now, enrollmentKeys, sites }),
       agentLogs: createAgentLogsService({ db, recordAudit, now, deviceInReach: devices.deviceInReach }),
-      live: createLiveQueriesService({ db, gateway, recordAudit, deviceInReach: devices.deviceInReach }),
+      live: createLiveQueriesService({ db, gateway, recordAudit, deviceInReach: devices.deviceInReach, onQuery: metrics?.liveQuery }),
       gateway,
       eventDestinations: createEventDestinationsService({
         db, recordAudit, secrets: destinationSecrets, policy: outbound, sendTest: eventSender.sendTest, wake: eventSender.wake, now,

@@ -68,7 +68,15 @@ export interface ApiKeyAuth extends ApiKeyAuthenticator {
   keyChanged(keyId: string, version: number): Promise<void>;
 }
 
-export function createApiKeyAuth(deps: { db: Database; store: RateLimitStore; usage: UsageRecorder; bus: InvalidationBus; now: () => number }): ApiKeyAuth {
+export function createApiKeyAuth(deps: {
+  db: Database;
+  store: RateLimitStore;
+  usage: UsageRecorder;
+  bus: InvalidationBus;
+  now: () => number;
+  /** A request refused by its key's rate limit (metrics). */
+  onRateLimited?: () => void;
+}): ApiKeyAuth {
   const byHash = new Map<string, CachedKey>();
   const hashById = new Map<string, string>();
   const loading = new Map<string, Promise<CachedKey | null>>();
@@ -146,6 +154,7 @@ export function createApiKeyAuth(deps: { db: Database; store: RateLimitStore; us
       }
       rateHeaders(reply, decision, now);
       if (!decision.allowed) {
+        deps.onRateLimited?.();
         const wait = Math.max(1, Math.ceil((decision.resetAt - now) / 1000));
         throw new AppError('RATE_LIMITED', `API key rate limit of ${decision.limit} requests per hour exceeded; retry in ${wait} seconds`);
       }

@@ -119,6 +119,8 @@ export function createAuditCheckpoints(deps: {
   everyMinutes: number;
   now: () => number;
   log: (err: unknown, message: string) => void;
+  /** Told once the transaction that stored them committed (metrics). */
+  onSigned?: (kind: 'periodic' | 'anchor', count: number) => void;
 }): AuditCheckpoints {
   const { db, signer, everyRows } = deps;
   let running: Promise<void> | null = null;
@@ -130,13 +132,19 @@ export function createAuditCheckpoints(deps: {
     return { ...statement, keyId: signer.keyId, signature: signer.sign(checkpointStatement(statement)), kind };
   }
 
+  async function store(tx: Transaction, checkpoints: repo.NewCheckpoint[]): Promise<void> {
+    await repo.insertCheckpoints(tx, checkpoints);
+    const { onSigned } = deps;
+    if (onSigned && checkpoints.length > 0) tx.afterCommit(() => onSigned(checkpoints[0]!.kind, checkpoints.length));
+  }
+
   /** One pass over every chain whose head moved since its last checkpoint, a page of chains per transaction. */
   async function checkpointMovedChains(): Promise<void> {
     let after: string | null = null;
     for (;;) {
       const heads = await withAuditPrivilege(db, SEALER, async (tx) => {
         const page = await repo.headsPastLastCheckpoint(tx, after, HEADS_PAGE);
-        await repo.insertCheckpoints(tx, page.map((h) => signed({ orgId: h.org_id, seq: h.last_seq, checksum: h.last_checksum }, 'periodic')));
+        await store(tx, page.map((h) => signed({ orgId: h.org_id, seq: h.last_seq, checksum: h.last_checksum }, 'periodic')));
         return page;
       });
       if (heads.length < HEADS_PAGE) return;
@@ -160,12 +168,12 @@ export function createAuditCheckpoints(deps: {
       // One checkpoint at the new head when the batch crossed a multiple of everyRows since the last one.
       const last = await repo.lastCheckpointSeq(tx, head.orgId ?? PLATFORM_CHAIN_ID);
       if (Math.floor(head.seq / everyRows) > Math.floor(last / everyRows)) {
-        await repo.insertCheckpoints(tx, [signed(head, 'periodic')]);
+        await store(tx, [signed(head, 'periodic')]);
       }
     },
 
     async anchor(tx, head) {
-      await repo.insertCheckpoints(tx, [signed(head, 'anchor')]);
+      await store(tx, [signed(head, 'anchor')]);
     },
 
     checkpointNow,

@@ -63,6 +63,8 @@ export function createRetentionService(deps: {
   intervalMinutes: number;
   now: () => number;
   log: (level: 'info' | 'warn' | 'error', message: string, err?: unknown) => void;
+  /** After each pass (metrics): postponed when an archive failed and a chain waits for the next run. */
+  onRun?: (outcome: 'completed' | 'postponed' | 'failed', rowsRemoved: number) => void;
 }) {
   const { db } = deps;
   let timer: NodeJS.Timeout | null = null;
@@ -135,14 +137,21 @@ export function createRetentionService(deps: {
    * "platform"); `batchSize` and `hooks` are for tests.
    */
   async function runOnce(options: { orgId?: string; hooks?: RetentionHooks; batchSize?: number } = {}): Promise<RetentionRunResult[]> {
-    const chains: repo.ChainRef[] = options.orgId === 'platform'
-      ? [{ chainId: PLATFORM_CHAIN_ID, orgId: null }]
-      : options.orgId
-        ? [{ chainId: options.orgId, orgId: options.orgId }]
-        : await withTenant(db, SYSTEM_SCOPE, (tx) => repo.chains(tx));
     const results: RetentionRunResult[] = [];
-    for (const chain of chains) results.push(await cleanChain(chain, options.hooks ?? {}, options.batchSize ?? BATCH));
+    try {
+      const chains: repo.ChainRef[] = options.orgId === 'platform'
+        ? [{ chainId: PLATFORM_CHAIN_ID, orgId: null }]
+        : options.orgId
+          ? [{ chainId: options.orgId, orgId: options.orgId }]
+          : await withTenant(db, SYSTEM_SCOPE, (tx) => repo.chains(tx));
+      for (const chain of chains) results.push(await cleanChain(chain, options.hooks ?? {}, options.batchSize ?? BATCH));
+    } catch (err) {
+      // The chains cleaned before the failure stay cleaned: their rows are gone and counted.
+      deps.onRun?.('failed', results.reduce((n, r) => n + r.deleted, 0));
+      throw err;
+    }
     const deleted = results.reduce((n, r) => n + r.deleted, 0);
+    deps.onRun?.(results.some((r) => r.error !== null) ? 'postponed' : 'completed', deleted);
     if (deleted > 0) deps.log('info', `audit retention deleted ${deleted} expired rows in ${results.filter((r) => r.deleted > 0).length} chains`);
     return results;
   }

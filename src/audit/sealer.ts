@@ -4,7 +4,9 @@
 // after each commit that recorded something, and by a timer for anything missed. Pending rows
 // come off the chain's queue in insertion order; sealing appends a narrow row per entry.
 import type { Database, Transaction } from '../db/database.js';
+import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import * as repo from './audit.repo.js';
+import { pendingBacklog, type PendingBacklog } from './backlog.repo.js';
 import { sealRows } from './hash-chain.js';
 import { SEALER, withAuditPrivilege } from './privilege.js';
 
@@ -15,6 +17,11 @@ export interface Sealer {
   wake(): void;
   /** Seals everything pending now (tests, shutdown). */
   sealNow(): Promise<void>;
+  /**
+   * What waits to be sealed, over every chain and instance: the `top` chains waiting longest.
+   * Read on a request connection, never the sealer's own, so metrics never delay a seal.
+   */
+  backlog(top: number): Promise<PendingBacklog>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -118,6 +125,7 @@ export function createSealer(deps: {
         void run();
       });
     },
+    backlog: (top) => withTenant(deps.db, SYSTEM_SCOPE, (tx) => pendingBacklog(tx, top)),
     async sealNow() {
       // Let any run in progress finish, then run once more waiting for busy chains. Nothing else can
       // start a run between the check and the call: both happen in one turn of the event loop.

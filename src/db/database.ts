@@ -10,7 +10,7 @@ import pg from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { DATABASE_ROLES, roleLoginUrl } from '../config.js';
-import { AppError, databaseUnavailable } from '../errors.js';
+import { databaseUnavailable } from '../errors.js';
 import { migrate, migrationConnection } from './migrate.js';
 import { loginWithPasswordFallback } from './role-logins.js';
 
@@ -71,6 +71,12 @@ function runAfterCommit(callbacks: (() => void)[]): void {
   }
 }
 
+/** How busy the request connections are (metrics read it at scrape time). */
+export type DatabaseUsage =
+  | { kind: 'postgres'; max: number; open: number; idle: number; waiting: number }
+  /** PGlite has one connection: `queued` transactions wait for it behind the running one. */
+  | { kind: 'pglite'; queued: number };
+
 export interface Database {
   readonly kind: 'postgres' | 'pglite';
   /** The role transactions run as. */
@@ -85,6 +91,7 @@ export interface Database {
    */
   privilegedTransaction<T>(role: AuditRole, fn: (tx: Transaction) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
+  usage(): DatabaseUsage;
   close(): Promise<void>;
 }
 
@@ -339,6 +346,7 @@ export async function connectPostgres(options: {
     async ping() {
       await database.transaction((tx) => tx.query('select 1'));
     },
+    usage: () => ({ kind: 'postgres', max: options.poolSize, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await closeAll();
     },
@@ -371,6 +379,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
   await db.query(`select set_config('role', $1, false)`, [appRole]);
 
   // PGlite serialises transactions itself (one connection), so concurrent requests queue here.
+  let inFlight = 0;
   const database: Database = {
     kind: 'pglite',
     appRole,
@@ -378,24 +387,31 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     // One superuser connection: the privileged roles are reached by SET ROLE, like the app role.
     privilegedTransaction: (_role, fn) => database.transaction(fn),
     async transaction(fn, txOptions) {
-      if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'The database is closed');
+      if (closed) throw databaseUnavailable(new Error('the embedded database is closed'));
       const committed: (() => void)[] = [];
-      const result = await db.transaction(async (ptx) => {
-        if (txOptions?.setup) await ptx.exec(txOptions.setup);
-        return fn({
-          async query(text, params, options) {
-            const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);
-            return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
-          },
-          afterCommit: (cb) => committed.push(cb),
+      inFlight++;
+      let result: Awaited<ReturnType<typeof fn>>;
+      try {
+        result = await db.transaction(async (ptx) => {
+          if (txOptions?.setup) await ptx.exec(txOptions.setup);
+          return fn({
+            async query(text, params, options) {
+              const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);
+              return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+            },
+            afterCommit: (cb) => committed.push(cb),
+          });
         });
-      });
+      } finally {
+        inFlight--;
+      }
       runAfterCommit(committed);
       return result;
     },
     async ping() {
       await database.transaction((tx) => tx.query('select 1'));
     },
+    usage: () => ({ kind: 'pglite', queued: Math.max(0, inFlight - 1) }),
     async close() {
       closed = true;
       await db.close();
@@ -408,6 +424,37 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     throw err;
   }
   return database;
+}
+
+/** Which login a transaction ran on: the request pool's, or one of the audit log's own. */
+export type TransactionLogin = 'app' | AuditRole;
+
+/**
+ * The same database, telling `done` how long each transaction took and whether it committed (for
+ * metrics): two clock reads per transaction, which itself costs at least one round trip.
+ */
+export function observeTransactions(inner: Database, done: (login: TransactionLogin, seconds: number, committed: boolean) => void): Database {
+  const timed = <T>(login: TransactionLogin, run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    return run().then(
+      (result) => {
+        done(login, (performance.now() - started) / 1000, true);
+        return result;
+      },
+      (err: unknown) => {
+        done(login, (performance.now() - started) / 1000, false);
+        throw err;
+      },
+    );
+  };
+  return {
+    ...inner,
+    transaction: (fn, options) => timed('app', () => inner.transaction(fn, options)),
+    privilegedTransaction: (role, fn) => timed(role, () => inner.privilegedTransaction(role, fn)),
+    ping: () => inner.ping(),
+    usage: () => inner.usage(),
+    close: () => inner.close(),
+  };
 }
 
 /** Opens the database named by the options, applying pending migrations first. */

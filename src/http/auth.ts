@@ -220,8 +220,9 @@ export function installAuth(app: FastifyInstance, authenticators: Authenticators
   app.addHook('onRoute', (route: RouteOptions) => {
     const auth = route.config?.auth;
     if (!auth) {
-      // Public routes say so in the document, so generated clients send no credential.
-      if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [] } as typeof route.schema;
+      // Public routes say so in the document, so generated clients send no credential. A route
+      // that checks a credential of its own (GET /metrics) declares its security itself.
+      if (route.schema && !route.schema.hide && route.schema.security === undefined) route.schema = { ...route.schema, security: [] } as typeof route.schema;
       return;
     }
     if (auth.via.includes('agent')) route.bodyLimit ??= AGENT_BODY_LIMIT;

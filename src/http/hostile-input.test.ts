@@ -16,6 +16,7 @@ import { FuzzRequest, judge, operationsOf, RequestBuilder, seedFor, type Credent
 import { MAX_JSON_DEPTH } from './validation.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
+const METRICS_TOKEN = 'metrics-token-for-the-fuzz-sweep-0123456789';
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_115);
 
 type Headers = Record<string, string>;
@@ -63,7 +64,10 @@ async function buildWorld(t: TestApp): Promise<World> {
   const entries = await as(t.app, admin)({ method: 'GET', url: `/api/v1/audit-logs/logs?orgId=${org.id}&limit=1` });
   assert.equal(entries.statusCode, 200, entries.body);
   return {
-    headers: { none: {}, jwt: bearer(admin), 'api-key': { 'x-api-key': key.key }, agent: { authorization: `Bearer ${agent.authToken}` } },
+    headers: {
+      none: {}, jwt: bearer(admin), 'api-key': { 'x-api-key': key.key }, agent: { authorization: `Bearer ${agent.authToken}` },
+      metrics: { authorization: `Bearer ${METRICS_TOKEN}` },
+    },
     partnerJwt: bearer(partnerAdmin),
     ids: {
       partnerId: partner.id, orgId: org.id, siteId: site.id, otherPartnerId: otherPartner.id, otherOrgId: otherOrg.id, userId: user.id,
@@ -187,7 +191,7 @@ for (const backend of backends()) {
           if (entry.reqId && entry.err) errors.set(entry.reqId, `${entry.err.type}: ${entry.err.code ?? ''} ${entry.err.message?.slice(0, 300)}`);
         }
       });
-      t = await testApp({ backend, env: { ALLOW_PARTNER_SIGNUP: 'true', LOG_LEVEL: 'error' }, logStream });
+      t = await testApp({ backend, env: { ALLOW_PARTNER_SIGNUP: 'true', LOG_LEVEL: 'error', METRICS_TOKEN }, logStream });
       doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApi;
       w = await buildWorld(t);
     });

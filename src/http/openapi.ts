@@ -57,6 +57,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           agentToken: { type: 'http', scheme: 'bearer', description: 'the authToken an agent received at enrollment' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'the METRICS_TOKEN the service is configured with (GET /metrics only)' },
         },
       },
     },

@@ -59,6 +59,16 @@ export interface AuthServiceDeps {
    * not counted as a failed attempt: it costs no hash, and answers alike whatever the password.
    */
   passwordSignInAllowed?: (tx: Transaction, user: UserRow | null, email: string) => Promise<boolean>;
+  /** Told of each failed sign-in step and each attempt turned away by the limits (metrics). */
+  observe?: SignInObserver;
+}
+
+/** Why a sign-in step failed, as metrics count it: a bounded set. */
+export type SignInFailure = 'invalid_credentials' | 'user_disabled' | 'mfa_invalid' | 'mfa_replayed' | 'recovery_code_invalid' | 'mfa_token_invalid';
+
+export interface SignInObserver {
+  failed(reason: SignInFailure): void;
+  throttled(by: Refusal['by']): void;
 }
 
 export function meOf(caller: Caller): Me {
@@ -111,7 +121,11 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   const loginEvent = signInEvent;
 
-  const gate = createSignInGate(now);
+  const gate = createSignInGate(now, (by) => deps.observe?.throttled(by));
+  const failed = <E>(reason: SignInFailure, err: E): E => {
+    deps.observe?.failed(reason);
+    return err;
+  };
 
   /**
    * Reserves a slot among the sign-in attempts of the client's address and of the e-mail, under the
@@ -170,7 +184,7 @@ export function createAuthService(deps: AuthServiceDeps) {
           await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'failure', reason: 'invalid_credentials', error: 'Invalid email or password' }));
         }
       });
-      throw invalidCredentials();
+      throw failed('invalid_credentials', invalidCredentials());
     }
     if (user.disabled_at !== null) {
       // Said only to whoever knows the password: the account exists but an administrator turned it off.
@@ -178,7 +192,7 @@ export function createAuthService(deps: AuthServiceDeps) {
         await sessions.markAttemptFailed(tx, attemptId);
         await recordAudit(tx, loginEvent('user.login.failed', user, key, meta, { result: 'denied', reason: 'user_disabled', error: 'This account is disabled' }));
       });
-      throw accountDisabled();
+      throw failed('user_disabled', accountDisabled());
     }
     if (user.mfa_enabled) {
       await system((tx) => sessions.deleteAttempt(tx, attemptId));
@@ -197,7 +211,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     const client = clientKeyOf(meta.ip);
     const usable = (user: UserRow | null): user is UserRow & { mfa_secret: string } => user !== null && user.disabled_at === null && user.mfa_enabled && user.mfa_secret !== null;
     // A challenge for no usable user is refused before the address's limit is looked at.
-    if (gate.remembered(client) !== null && !usable(await system((tx) => users.findUserById(tx, userId)))) throw mfaTokenInvalid();
+    if (gate.remembered(client) !== null && !usable(await system((tx) => users.findUserById(tx, userId)))) throw failed('mfa_token_invalid', mfaTokenInvalid());
     const outcome = await gate.admit(client, () => system(async (tx) => {
       const found = await users.findUserById(tx, userId);
       if (!usable(found)) return { invalid: true as const };
@@ -213,8 +227,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       }
       return { session: await issuer.start(tx, found, { mfaVerified: true, meta, attemptId: reserved.attemptId, ...(sso ? { sso, details: { method: 'sso' } } : {}) }) };
     }));
-    if ('invalid' in outcome) throw mfaTokenInvalid();
+    if ('invalid' in outcome) throw failed('mfa_token_invalid', mfaTokenInvalid());
     if ('failed' in outcome) {
+      if (outcome.failed) deps.observe?.failed(outcome.failed);
       if (outcome.failed === 'mfa_replayed') throw new AppError('MFA_INVALID', 'This authentication code has already been used; wait for the next one');
       if (outcome.failed === 'recovery_code_invalid') throw new AppError('MFA_INVALID', 'Invalid or already used recovery code');
       throw mfaCodeInvalid();

@@ -16,7 +16,8 @@ export interface Refusal {
 
 export const isRefusal = (outcome: object): outcome is Refusal => 'refusedUntil' in outcome;
 
-export function createSignInGate(now: () => number) {
+/** `onRefused`: told of each attempt turned away, and by which limit (metrics). */
+export function createSignInGate(now: () => number, onRefused?: (by: Refusal['by']) => void) {
   const turns = new Map<string, Promise<void>>();
   const throttledUntil = new Map<string, number>();
 
@@ -63,6 +64,7 @@ export function createSignInGate(now: () => number) {
           return decided;
         });
       if (isRefusal(outcome)) {
+        onRefused?.(outcome.by);
         const retryAfter = Math.max(1, Math.ceil((outcome.refusedUntil - now()) / 1000));
         const from = outcome.by === 'account' ? 'for this account' : 'from this address';
         throw new AppError('RATE_LIMITED', `Too many failed sign-in attempts ${from}; try again in ${retryAfter} seconds`, {

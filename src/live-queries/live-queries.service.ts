@@ -8,7 +8,7 @@ import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf } from '../http/pagination.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
-import type { AgentGateway } from './gateway.js';
+import { liveOutcome, type AgentGateway, type LiveOutcome } from './gateway.js';
 import type { CommandPayload, EventLogQuery, EventLogQueryResult, LiveEventLogDescriptor, LiveEventLogEntry, LiveLevel } from './protocol.js';
 
 export const LIVE_MAX_LIMIT = 500;
@@ -28,14 +28,19 @@ export function createLiveQueriesService(deps: {
   gateway: AgentGateway;
   recordAudit: RecordAudit;
   deviceInReach(tx: Queryable, caller: Caller, id: string): Promise<{ id: string; orgId: string }>;
+  /** Each query sent to an agent: how it ended and how long the agent took (metrics). */
+  onQuery?: (outcome: LiveOutcome, seconds: number) => void;
 }) {
   async function run(caller: Caller, deviceId: string, command: CommandPayload, meta: RequestMeta): Promise<unknown> {
     // The reach check and the audit entry are two transactions: none may stay open while the agent answers.
     const device = await withTenant(deps.db, caller.tenant, (tx) => deps.deviceInReach(tx, caller, deviceId));
     let outcome: { result: unknown } | { error: AppError };
+    const started = performance.now();
     try {
       outcome = { result: await deps.gateway.execute(device.id, command) };
+      deps.onQuery?.('ok', (performance.now() - started) / 1000);
     } catch (err) {
+      deps.onQuery?.(liveOutcome(err), (performance.now() - started) / 1000);
       if (!(err instanceof AppError)) throw err;
       outcome = { error: err };
     }

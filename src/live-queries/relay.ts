@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { AppError, ERROR_CATALOGUE, type ErrorCode, agentTimeout } from '../errors.js';
 import { connectRedis } from '../coordination/redis.js';
 import type { CommandPayload } from './protocol.js';
+import { liveOutcome, type LiveOutcome } from './gateway.js';
 
 export type RelayHandler = (deviceId: string, command: CommandPayload) => Promise<unknown>;
 export type DisconnectHandler = (deviceId: string) => void;
@@ -22,6 +23,28 @@ export interface Relay {
   disconnect(deviceId: string): Promise<void>;
   serveDisconnect(handler: DisconnectHandler): void;
   close(): Promise<void>;
+}
+
+/**
+ * The same relay, telling `onCall` how each cross-instance query ended: `forwarded` from here to
+ * the instance holding the device, or `served` here for another instance (metrics).
+ */
+export function observeRelay(relay: Relay, onCall: (direction: 'forwarded' | 'served', outcome: LiveOutcome) => void): Relay {
+  const observed = <T>(direction: 'forwarded' | 'served', run: Promise<T>): Promise<T> => run.then(
+    (result) => {
+      onCall(direction, 'ok');
+      return result;
+    },
+    (err: unknown) => {
+      onCall(direction, liveOutcome(err));
+      throw err;
+    },
+  );
+  return {
+    ...relay,
+    forward: (deviceId, command, timeoutMs) => observed('forwarded', relay.forward(deviceId, command, timeoutMs)),
+    serve: (handler) => relay.serve((deviceId, command) => observed('served', handler(deviceId, command))),
+  };
 }
 
 const offline = () => new AppError('DEVICE_OFFLINE', 'The device is offline: it must be online and connected to answer live queries');

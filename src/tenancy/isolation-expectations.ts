@@ -142,6 +142,10 @@ const list = { collection: true } as const;
 export const EXPECTATIONS: Record<string, Expectation> = {
   'GET /healthz': { public: 'process liveness: no credential, no tenant data' },
   'GET /readyz': { public: 'database reachability: no credential, no tenant data' },
+  'GET /metrics': {
+    public: 'operations: METRICS_TOKEN is the credential; no label names a tenant but the ten audit chains waiting longest',
+    probes: () => CREDENTIALS.map((credential) => ({ name: 'a tenant’s credential is not the metrics token', credential, payload: {}, expect: UNAUTHENTICATED })),
+  },
 
   // Identity: the credential is in the body (password, MFA challenge, refresh token), never a tenant's id.
   'POST /api/v1/auth/login': { public: 'sign-in: the password is the credential; the body names no tenant' },

@@ -329,7 +329,8 @@ for (const backend of backends()) {
     before(async () => {
       database = await privateTestDatabase(backend);
       // A checkpoint at every sealed batch, so tenant A has checkpoints that B must not see.
-      t = await testApp({ db: database.db, env: { AUDIT_CHECKPOINT_EVERY_ROWS: '1' } });
+      // Metrics on, so that the probes of GET /metrics meet its token check, not "metrics are off".
+      t = await testApp({ db: database.db, env: { AUDIT_CHECKPOINT_EVERY_ROWS: '1', METRICS_TOKEN: 'metrics-token-for-the-isolation-sweep-0123' } });
       const docRes = await t.app.inject({ method: 'GET', url: '/openapi.json' });
       assert.equal(docRes.statusCode, 200);
       doc = docRes.json() as OpenApi;

@@ -25,7 +25,7 @@ interface Parameter { in: string; name: string; required?: boolean; schema?: Sch
 interface DocumentedOperation { parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema?: Schema }> }; security?: Record<string, string[]>[] }
 export interface OpenApi { paths: Record<string, Record<string, DocumentedOperation>>; components?: { schemas?: Record<string, Schema> } }
 
-export type Credential = 'none' | 'jwt' | 'api-key' | 'agent';
+export type Credential = 'none' | 'jwt' | 'api-key' | 'agent' | 'metrics';
 
 /** JSON text spliced into a body as it is: what JSON.stringify cannot write (1e309, -0, 100,000 levels, duplicate keys). */
 export class RawJson {
@@ -62,7 +62,7 @@ export interface OperationModel {
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-const SECURITY_CREDENTIAL: Record<string, Credential> = { bearerAuth: 'jwt', apiKeyAuth: 'api-key', agentToken: 'agent' };
+const SECURITY_CREDENTIAL: Record<string, Credential> = { bearerAuth: 'jwt', apiKeyAuth: 'api-key', agentToken: 'agent', metricsToken: 'metrics' };
 
 export function operationsOf(doc: OpenApi): OperationModel[] {
   return Object.entries(doc.paths).flatMap(([path, item]) =>

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
+import { stopChild } from './child-process.js';
 
 const run = promisify(execFile);
 
@@ -127,13 +128,7 @@ export async function startRsyslog(): Promise<Rsyslog> {
   let exited = false;
 
   const stop = async () => {
-    if (child && !exited) {
-      const gone = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child!.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(killer);
-    }
+    await stopChild(child, exited);
     await rm(dir, { recursive: true, force: true });
   };
 
