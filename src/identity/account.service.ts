@@ -8,7 +8,7 @@ import { accessTokenInvalid, AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import type { RequestMeta } from '../http/request-meta.js';
-import { actorOf, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, type RecordAudit } from '../audit/recorder.js';
 import type { AuditAction } from '../audit/actions.js';
 import type { CallerResolver } from './callers.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -46,17 +46,8 @@ export function createAccountService(deps: { db: Database; callers: CallerResolv
   const { db, callers, recordAudit, now } = deps;
   const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
 
-  function selfEvent(caller: Caller, meta: RequestMeta, action: AuditAction, details: Record<string, unknown>) {
-    return {
-      orgId: caller.orgId,
-      actor: actorOf(caller),
-      action,
-      resource: { type: 'user', id: caller.id, name: caller.name ?? null },
-      details,
-      ip: meta.ip,
-      userAgent: meta.userAgent,
-    };
-  }
+  const selfEvent = (caller: Caller, meta: RequestMeta, action: AuditAction, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: caller.orgId, action, resource: { type: 'user', id: caller.id, name: caller.name ?? null }, details });
 
   /** Routes of this service take user callers only (`via: ['jwt']`); a session id is always there. */
   function sessionOf(caller: Caller): string {

@@ -7,7 +7,7 @@ import { AppError, notFound, permissionDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
-import { actorOf, type AuditAction, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import type { Mailer } from '../mail/mailer.js';
 import { invitationMail } from './account-mails.js';
 import type { InvitationView } from './invitation.schemas.js';
@@ -78,15 +78,8 @@ export function createInvitationsService(deps: {
   const { db, issuer, recordAudit, mailer, now } = deps;
   const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
   // In the invitation's organization chain, or the platform chain for partner- and system-level ones.
-  const invitationEvent = (caller: Caller, meta: RequestMeta, action: AuditAction, row: InvitationRow, details: Record<string, unknown>) => ({
-    orgId: row.org_id,
-    actor: actorOf(caller),
-    action,
-    resource: { type: 'user_invitation', id: row.id, name: row.email },
-    details,
-    ip: meta.ip,
-    userAgent: meta.userAgent,
-  });
+  const invitationEvent = (caller: Caller, meta: RequestMeta, action: AuditAction, row: InvitationRow, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'user_invitation', id: row.id, name: row.email }, details });
 
   /**
    * Stores the invitation, then mails the link. Both the e-mail of a live user and that of an open

@@ -5,7 +5,7 @@ import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError, emptyUpdate, notFound, permissionDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
-import { actorOf, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
+import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import type { CallerResolver } from './callers.js';
 import { hashPassword } from './passwords.js';
@@ -201,15 +201,8 @@ const ACCESS_FIELDS = ['role', 'orgAccess', 'orgIds'] as const;
 
 export function createUsersService(deps: { db: Database; callers: CallerResolver; recordAudit: RecordAudit; now: () => number }) {
   const { db, callers, recordAudit, now } = deps;
-  const userEvent = (caller: Caller, meta: RequestMeta, action: AuditAction, row: UserRow, details: Record<string, unknown>) => ({
-    orgId: row.org_id,
-    actor: actorOf(caller),
-    action,
-    resource: { type: 'user', id: row.id, name: row.email },
-    details,
-    ip: meta.ip,
-    userAgent: meta.userAgent,
-  });
+  const userEvent = (caller: Caller, meta: RequestMeta, action: AuditAction, row: UserRow, details: Record<string, unknown>) =>
+    callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'user', id: row.id, name: row.email }, details });
 
   async function create(caller: Caller, input: CreateUserInput, meta: RequestMeta): Promise<UserView> {
     const grant = grantOf(caller, input);
