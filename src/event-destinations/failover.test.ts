@@ -128,7 +128,13 @@ describe('event delivery across a killed instance', { skip: !process.env.TEST_DA
       assert.equal(repeated.at(-1)! - repeated[0]! + 1, repeated.length, `duplicates form one run at the kill point: ${repeated.join(',')}`);
       assert.ok(repeated.length <= 100, 'at most the batch in flight');
     }
-    const { rows: [cursor] } = await admin.query(`select last_seq from event_destination_cursors where destination_id = $1`, [destination.id]);
-    assert.equal(Number(cursor.last_seq), total);
+    // The cursor moves after the receiver has answered, so the last batch can be received before
+    // it is recorded: wait for it rather than read it once.
+    let lastSeq = 0;
+    for (const until = Date.now() + 10_000; lastSeq < total && Date.now() < until; await sleep(100)) {
+      const { rows: [cursor] } = await admin.query(`select last_seq from event_destination_cursors where destination_id = $1`, [destination.id]);
+      lastSeq = Number(cursor.last_seq);
+    }
+    assert.equal(lastSeq, total);
   });
 });
