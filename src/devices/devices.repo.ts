@@ -1,5 +1,6 @@
 // SQL for devices. auth_token_hash is matched by agent authentication only and never returned.
 import type { Queryable } from '../db/database.js';
+import { substringPattern } from '../db/like.js';
 import { queryPage } from '../db/pages.js';
 
 /** Agents heartbeat every 60 s; a device is offline after three missed heartbeats. */
@@ -104,9 +105,17 @@ export async function locateDevice(tx: Queryable, id: string): Promise<{ org_id:
   return rows[0] ?? null;
 }
 
+/**
+ * A page of live devices, newest first. `search` is API.md §4's literal, case-insensitive substring
+ * of the hostname. Under row-level security no trigram index can serve it (ILIKE is not leakproof, so
+ * PostgreSQL applies it only after the policy, never as an index condition): a scoped caller's
+ * search reads its organizations' devices through devices_org, a system-scope search reads them all.
+ * It stays a prepared statement like the rest of the list: the generic plan takes devices_org per
+ * organization, where a plan for the values (prepare: false) scanned every device for a partner.
+ */
 export async function listDevices(
   tx: Queryable,
-  filter: { orgIds: readonly string[] | null; siteId?: string; status?: 'online' | 'offline'; now: Date },
+  filter: { orgIds: readonly string[] | null; siteId?: string; status?: 'online' | 'offline'; search?: string; now: Date },
   limit: number,
   offset: number,
   withTotal = true,
@@ -125,10 +134,14 @@ export async function listDevices(
     params.push(filter.status);
     where.push(`${status('$1')} = $${params.length}`);
   }
+  if (filter.search !== undefined) {
+    params.push(substringPattern(filter.search));
+    where.push(`d.hostname ilike $${params.length}`);
+  }
   // $1 appears in the count too (through the status filter or this no-op), so both share params.
   const from = `from devices d where ${where.join(' and ')} and $1::timestamptz is not null`;
-  // Without a site or status filter the total is the organizations' kept counts (migration 0012).
-  const kept = filter.siteId === undefined && filter.status === undefined;
+  // Without a site, status or search filter the total is the organizations' kept counts (migration 0011).
+  const kept = filter.siteId === undefined && filter.status === undefined && filter.search === undefined;
   const count = !withTotal
     ? null
     : !kept

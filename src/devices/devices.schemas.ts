@@ -2,7 +2,7 @@
 // heartbeat), API.md §6.
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { AgentParams, IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { AgentParams, IdParams, Nullable, SearchFilter, Success, Timestamp, Uuid } from '../http/common-schemas.js';
 
 export { AgentParams, IdParams, Success };
 
@@ -69,6 +69,7 @@ export const DeviceListQuery = Type.Object({
   orgId: Type.Optional(Uuid),
   siteId: Type.Optional(Uuid),
   status: Type.Optional(Type.Enum(['online', 'offline'] as const)),
+  search: SearchFilter('hostname'),
 });
 
 export const UpdateDeviceBody = Type.Object({ siteId: Uuid }, { additionalProperties: false });

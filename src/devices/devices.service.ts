@@ -110,12 +110,12 @@ export function createDevicesService(deps: {
       return { ok: true as const, serverTime: at.toISOString(), heartbeatIntervalSeconds: devices.HEARTBEAT_INTERVAL_S };
     },
 
-    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; siteId?: string; status?: 'online' | 'offline' }): Promise<PaginatedResult<DeviceView>> {
+    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; siteId?: string; status?: 'online' | 'offline'; search?: string }): Promise<PaginatedResult<DeviceView>> {
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
       const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
-        devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
+        devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, search: query.search, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(deviceView), page, total);
     },

@@ -93,7 +93,7 @@ export interface Probe {
   name: string;
   /** None for public routes. */
   credential?: Credential;
-  /** The concrete path, when it is not the operation's (B's own resource). */
+  /** The concrete path, when it is not the operation's (B's own resource), or the operation's with a query. */
   url?: string;
   payload: Record<string, unknown>;
   expect: Outcome;
@@ -138,6 +138,19 @@ const agent: SweptExpectation = { via: 'agent', reach: UNAUTHENTICATED };
 const systemOnly = (permission: Permission): SweptExpectation => ({ via: 'jwt', scopes: [], permission, reach: PERMISSION_DENIED });
 const partnerOnly = { scopes: ['partner'] } as const;
 const list = { collection: true } as const;
+
+/**
+ * API.md §4's `search` on a list, aimed at what names tenant A's rows (alone, and beside the
+ * filter naming A's organization or partner): the answer still holds nothing of A's.
+ */
+const searchProbes = (path: string, search: string, credentials: readonly Credential[], filter: 'orgId' | 'partnerId') => (a: Targets): Probe[] =>
+  credentials.flatMap((credential) => [
+    { name: `a search for "${search}"`, credential, url: `${path}?search=${encodeURIComponent(search)}`, payload: {}, expect: NOTHING_OF_A },
+    {
+      name: `a search for "${search}" with A’s ${filter}`, credential, url: `${path}?${filter}=${TENANT_FILTERS[filter]!(a)}&search=${encodeURIComponent(search)}`,
+      payload: {}, expect: NOTHING_OF_A,
+    },
+  ]);
 
 export const EXPECTATIONS: Record<string, Expectation> = {
   'GET /healthz': { public: 'process liveness: no credential, no tenant data' },
@@ -223,7 +236,10 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'PATCH /api/v1/orgs/partners/me': jwt('organizations:write', NOTHING_OF_A, { ...partnerOnly, self: 'the caller’s own partner' }),
 
   'GET /api/v1/orgs': jwt('organizations:read', NOTHING_OF_A, list),
-  'GET /api/v1/orgs/organizations': jwt('organizations:read', NOTHING_OF_A, { ...partnerOnly, ...list }),
+  'GET /api/v1/orgs/organizations': jwt('organizations:read', NOTHING_OF_A, {
+    ...partnerOnly, ...list,
+    probes: searchProbes('/api/v1/orgs/organizations', 'Victim', ['partner-admin', 'partner-readonly'], 'partnerId'),
+  }),
   'POST /api/v1/orgs/organizations': jwt('organizations:write', refuse(403, 'PARTNER_MISMATCH'), partnerOnly),
   // A's organization ids in the order are dropped: the answer is B's own order.
   'PATCH /api/v1/orgs/organizations/order': jwt('organizations:write', NOTHING_OF_A, partnerOnly),
@@ -233,7 +249,11 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'DELETE /api/v1/orgs/organizations/{id}': jwt('organizations:write', NOT_FOUND, partnerOnly),
 
   // API.md §2: sites follow SPEC, 403 for a site or organization out of reach.
-  'GET /api/v1/orgs/sites': jwt('organizations:read', NOTHING_OF_A, list),
+  // A's sites are named "Site …", like B's own: B's search for "site" finds B's only.
+  'GET /api/v1/orgs/sites': jwt('organizations:read', NOTHING_OF_A, {
+    ...list,
+    probes: searchProbes('/api/v1/orgs/sites', 'site', ['partner-admin', 'org-readonly'], 'orgId'),
+  }),
   'POST /api/v1/orgs/sites': jwt('organizations:write', ORG_ACCESS_DENIED),
   'GET /api/v1/orgs/sites/{id}': jwt('organizations:read', SITE_ACCESS_DENIED),
   'PATCH /api/v1/orgs/sites/{id}': jwt('organizations:write', SITE_ACCESS_DENIED),
@@ -291,7 +311,10 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'GET /api/v1/agents/{id}/ws': { ...agent, undocumented: 'the agent’s WebSocket; the token is checked before the upgrade' },
 
   // API.md §6: a device of an organization out of reach is 404, like one that does not exist.
-  'GET /api/v1/devices': jwtOrKey('devices:read', NOTHING_OF_A, list),
+  'GET /api/v1/devices': jwtOrKey('devices:read', NOTHING_OF_A, {
+    ...list,
+    probes: searchProbes('/api/v1/devices', 'victim-host', ['partner-admin', 'org-readonly', 'api-key'], 'orgId'),
+  }),
   'GET /api/v1/devices/{id}': jwtOrKey('devices:read', NOT_FOUND),
   'PATCH /api/v1/devices/{id}': jwtOrKey('devices:write', NOT_FOUND, {
     probes: (a) => (['partner-admin', 'org-technician', 'api-key'] as const).map((credential) => ({

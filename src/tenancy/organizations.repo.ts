@@ -1,6 +1,7 @@
 // SQL for organizations. Soft-deleted organizations are invisible to every query here.
 import type { Queryable } from '../db/database.js';
 import { columnValues, type ColumnMap } from '../db/columns.js';
+import { substringPattern } from '../db/like.js';
 import { queryPage } from '../db/pages.js';
 
 export interface OrganizationRow {
@@ -43,18 +44,20 @@ const ORGANIZATION_COLUMNS: ColumnMap<OrganizationField> = { columns: ORGANIZATI
 
 /**
  * Live organizations, ordered as API.md §4 says: by the partner's organizationOrder when it has one
- * (the rest after, in registration order), otherwise by name. With a page, the total comes in the
+ * (the rest after, in registration order), otherwise by name. `search` keeps those whose name holds
+ * it (API.md §4: literal, case-insensitive), in the same order. With a page, the total comes in the
  * same statement (none with skipCount); without one (GET /orgs), every row and no total.
  */
 export async function listOrganizations(
   tx: Queryable,
-  filter: { partnerId?: string; ids?: readonly string[] | null; partnerOrder: boolean },
+  filter: { partnerId?: string; ids?: readonly string[] | null; search?: string; partnerOrder: boolean },
   page: { limit: number; offset: number; withTotal?: boolean } | null,
 ): Promise<{ rows: OrganizationRow[]; total: number | null }> {
   const where = ['o.deleted_at is null'];
   const params: unknown[] = [];
   if (filter.partnerId) where.push(`o.partner_id = $${params.push(filter.partnerId)}`);
   if (filter.ids) where.push(`o.id = any($${params.push(filter.ids)}::uuid[])`);
+  if (filter.search !== undefined) where.push(`o.name ilike $${params.push(substringPattern(filter.search))}`);
   const clause = where.join(' and ');
   const rows = `select ${COLUMNS} from organizations o
        left join partners p on p.id = o.partner_id

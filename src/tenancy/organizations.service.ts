@@ -75,7 +75,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
       return { data: rows.map(organizationView) };
     },
 
-    async list(caller: Caller, query: { page?: number; limit?: number; partnerId?: string }): Promise<PaginatedResult<OrganizationView>> {
+    async list(caller: Caller, query: { page?: number; limit?: number; partnerId?: string; search?: string }): Promise<PaginatedResult<OrganizationView>> {
       const page = pageOf(query);
       if (caller.accessibleOrgIds?.length === 0 || (caller.scope === 'partner' && query.partnerId && query.partnerId !== caller.partnerId)) {
         return paginated([], page, 0);
@@ -84,6 +84,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
         ids: caller.accessibleOrgIds,
         partnerOrder: caller.scope !== 'system' || query.partnerId !== undefined,
         ...(query.partnerId ? { partnerId: query.partnerId } : {}),
+        ...(query.search !== undefined ? { search: query.search } : {}),
       };
       const { rows, total } = await withTenant(db, caller.tenant, (tx) => orgs.listOrganizations(tx, filter, page));
       return paginated(rows.map(organizationView), page, total);

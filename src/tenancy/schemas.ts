@@ -1,7 +1,7 @@
 // Request and response schemas of /orgs/partners (SPEC "Partner", "Partner settings").
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, SearchFilter, Success, Timestamp, Uuid } from '../http/common-schemas.js';
 import { SsoConfigInput, SsoConfigView } from '../identity/sso/sso.schemas.js';
 
 export { IdParams, Success };
@@ -136,7 +136,7 @@ export const UpdateOrganizationBody = Type.Object(
 );
 export const OrganizationList = Paginated(Organization);
 export const AccessibleOrganizations = Type.Object({ data: Type.Array(Organization) });
-export const OrganizationListQuery = Type.Object({ ...PaginationQuery, partnerId: Type.Optional(Uuid) });
+export const OrganizationListQuery = Type.Object({ ...PaginationQuery, partnerId: Type.Optional(Uuid), search: SearchFilter('name') });
 export const OrganizationOrder = Type.Object({ organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }) }, { additionalProperties: false });
 
 // --- sites --------------------------------------------------------------------------------------
@@ -165,4 +165,4 @@ const siteFields = {
 export const CreateSiteBody = Type.Object({ orgId: Uuid, name: Name, ...siteFields }, { additionalProperties: false });
 export const UpdateSiteBody = Type.Object({ name: Type.Optional(Name), ...siteFields }, { additionalProperties: false, description: 'orgId cannot be changed' });
 export const SiteList = Paginated(Site);
-export const SiteListQuery = Type.Object({ ...PaginationQuery, orgId: Type.Optional(Uuid), organizationId: Type.Optional(Uuid) });
+export const SiteListQuery = Type.Object({ ...PaginationQuery, orgId: Type.Optional(Uuid), organizationId: Type.Optional(Uuid), search: SearchFilter('name') });

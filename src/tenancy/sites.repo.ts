@@ -1,6 +1,7 @@
 // SQL for sites (hard-deleted; reachable only through a live organization).
 import type { Queryable } from '../db/database.js';
 import { columnValues, type ColumnMap } from '../db/columns.js';
+import { substringPattern } from '../db/like.js';
 import { queryPage } from '../db/pages.js';
 
 export interface SiteRow {
@@ -51,21 +52,34 @@ export async function findSiteForDelete(tx: Queryable, id: string): Promise<(Sit
   return rows[0] ?? null;
 }
 
-export async function listSites(tx: Queryable, orgIds: readonly string[] | null, limit: number, offset: number): Promise<{ rows: SiteRow[]; total: number }> {
+/**
+ * A page of sites by name, and its total in the same statement. Without a search the total is the
+ * kept per-organization counts (migration 0007); a search (API.md §4: a literal, case-insensitive
+ * substring of the name) counts the matching sites, unless `withTotal` is false (skipCount).
+ */
+export async function listSites(
+  tx: Queryable,
+  filter: { orgIds: readonly string[] | null; search?: string },
+  page: { limit: number; offset: number; withTotal: boolean },
+): Promise<{ rows: SiteRow[]; total: number | null }> {
+  const { orgIds, search } = filter;
+  const params: unknown[] = [];
   // Reachable ids already exclude deleted organizations; without them (system scope) the join does.
-  // The total is the kept per-organization counts (migration 0007), in the page's statement.
-  const { rows, total } = orgIds
-    ? await queryPage<SiteRow>(tx, {
-      rows: `select ${COLUMNS} from sites s where s.org_id in (select unnest($1::uuid[])) order by s.name, s.id limit $2 offset $3`,
-      count: `select coalesce(sum(c.sites), 0)::int from organization_site_counts c where c.org_id in (select unnest($1::uuid[]))`,
-      params: [orgIds, limit, offset],
-    })
-    : await queryPage<SiteRow>(tx, {
-      rows: `select ${COLUMNS} from sites s join organizations o on o.id = s.org_id where o.deleted_at is null order by s.name, s.id limit $1 offset $2`,
-      count: `select coalesce(sum(c.sites), 0)::int from organization_site_counts c join organizations o on o.id = c.org_id where o.deleted_at is null`,
-      params: [limit, offset],
-    });
-  return { rows, total: total! };
+  const from = orgIds ? 'from sites s' : 'from sites s join organizations o on o.id = s.org_id';
+  let where = orgIds ? `where s.org_id in (select unnest($${params.push(orgIds)}::uuid[]))` : 'where o.deleted_at is null';
+  if (search !== undefined) where += ` and s.name ilike $${params.push(substringPattern(search))}`;
+  const count = !page.withTotal
+    ? null
+    : search !== undefined
+      ? `select count(*)::int ${from} ${where}`
+      : orgIds
+        ? `select coalesce(sum(c.sites), 0)::int from organization_site_counts c where c.org_id in (select unnest($1::uuid[]))`
+        : `select coalesce(sum(c.sites), 0)::int from organization_site_counts c join organizations o on o.id = c.org_id where o.deleted_at is null`;
+  return queryPage<SiteRow>(tx, {
+    rows: `select ${COLUMNS} ${from} ${where} order by s.name, s.id limit $${params.length + 1} offset $${params.length + 2}`,
+    count,
+    params: [...params, page.limit, page.offset],
+  });
 }
 
 export async function insertSite(tx: Queryable, orgId: string, values: SiteValues): Promise<SiteRow> {

@@ -66,16 +66,22 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
       return created.id;
     },
 
-    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; organizationId?: string }): Promise<PaginatedResult<SiteView>> {
+    async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; organizationId?: string; search?: string }): Promise<PaginatedResult<SiteView>> {
       const page = pageOf(query);
       const orgId = query.orgId ?? query.organizationId;
       const orgIds = orgId ? (caller.canAccessOrg(orgId) ? [orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
+      if (query.search !== undefined) {
+        // Searches are not cached: there are as many of them as there are strings, and their pages
+        // would push the list's own out of the cache. Their totals are counted, so skipCount skips it.
+        const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, { orgIds, search: query.search }, page));
+        return paginated(rows.map(siteView), page, total);
+      }
       // The cache keeps counted pages (totals come from per-organization counts, cheap); skipCount
       // only drops them from the answer.
       let result = listCache.get(orgIds, page.page, page.limit);
       if (!result) {
-        const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, orgIds, page.limit, page.offset));
+        const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, { orgIds }, { ...page, withTotal: true }));
         result = paginated(rows.map(siteView), { ...page, withTotal: true }, total);
         listCache.set(orgIds, page.page, page.limit, result);
       }
