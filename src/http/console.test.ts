@@ -32,7 +32,7 @@ describe('web console serving', () => {
     assert.match(String(res.headers['content-type']), /^text\/html/);
     assert.equal(res.body, INDEX);
     assert.match(String(res.headers['content-security-policy']), /default-src 'self'/);
-    assert.equal(res.headers['cache-control'], 'no-cache');
+    assert.equal(res.headers['cache-control'], 'no-store', 'pages stay out of every cache, the back-forward cache included');
   });
 
   it('answers deep links of the console with index.html, so a reload works', async () => {
@@ -40,6 +40,7 @@ describe('web console serving', () => {
       const res = await t.app.inject({ method: 'GET', url, headers: HTML });
       assert.equal(res.statusCode, 200, url);
       assert.equal(res.body, INDEX, url);
+      assert.equal(res.headers['cache-control'], 'no-store', url);
     }
   });
 

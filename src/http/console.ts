@@ -21,7 +21,9 @@ const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'same-origin',
-  'Cache-Control': 'no-cache',
+  // no-store, not no-cache: it also keeps the page out of the back-forward cache, so Back after a
+  // sign-out cannot show a signed-in page as it was (web/src/session/session.tsx handles the rest).
+  'Cache-Control': 'no-store',
 };
 
 /** Registers the console's files and returns the fallback the not-found handler consults first. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TOTP } from 'otpauth';
-import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service } from './harness.js';
+import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service, goToSection } from './harness.js';
 
 const skip = cannotRun();
 const PAULA = { email: 'paula@litware.test', password: 'a partner admin password 1' };
@@ -116,7 +116,7 @@ describe('web console: users and my account in a real browser', { skip: skip ?? 
   });
 
   it('lists the users within reach and changes a user’s role', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Users' }).click();
+    await goToSection(page, 'Users');
     await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
     assert.deepEqual(await focused(page), { tag: 'H1', text: 'Users', label: null }, 'the heading takes the focus on arrival');
     const table = page.getByRole('table', { name: 'Users, newest first' });
@@ -288,7 +288,7 @@ describe('web console: users and my account in a real browser', { skip: skip ?? 
     await page.getByRole('heading', { name: 'My account', level: 1 }).waitFor();
     await noSidewaysScroll(page, 'my account');
     await shot('phone-account');
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Users' }).click();
+    await goToSection(page, 'Users');
     await page.getByRole('link', { name: 'Pat Partner' }).waitFor();
     await noSidewaysScroll(page, 'users');
     await shot('phone-users');

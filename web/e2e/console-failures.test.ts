@@ -4,24 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { TOTP } from 'otpauth';
-import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service } from './harness.js';
+import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service, goToSection, adminWithMfa } from './harness.js';
 
 const skip = cannotRun();
 const READONLY = { email: 'reader@contoso.test', password: 'a readonly password 123' };
-
-interface Tokens { accessToken: string; refreshToken: string }
-
-/** The bootstrap admin with MFA turned on, signed in with a code (key writes need it). */
-async function adminWithMfa(service: Service): Promise<string> {
-  const first = await apiCall<Tokens>(service, 'POST', '/auth/login', ADMIN);
-  const { secret } = await apiCall<{ secret: string }>(service, 'POST', '/auth/mfa/setup', undefined, first.accessToken);
-  const totp = new TOTP({ secret });
-  await apiCall(service, 'POST', '/auth/mfa/enable', { code: totp.generate() }, first.accessToken);
-  const { mfaToken } = await apiCall<{ mfaToken: string }>(service, 'POST', '/auth/login', ADMIN);
-  const verified = await apiCall<Tokens>(service, 'POST', '/auth/mfa/verify', { mfaToken, code: totp.generate({ timestamp: Date.now() + 30_000 }) });
-  return verified.accessToken;
-}
 
 async function signIn(page: Page, user: { email: string; password: string }): Promise<void> {
   await page.goto('/sign-in');
@@ -133,7 +119,7 @@ describe('web console: roles and failures in a real browser', { skip: skip ?? fa
     const refreshToken = await page.evaluate('sessionStorage.getItem("dms.refreshToken")') as string;
     await apiCall(service, 'POST', '/auth/logout', { refreshToken });
     await page.route('**/api/v1/devices**', (route) => route.fulfill({ status: 401, contentType: 'application/problem+json', body: JSON.stringify({ status: 401, code: 'UNAUTHENTICATED', detail: 'Token expired' }) }), { times: 1 });
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Devices' }).click();
+    await goToSection(page, 'Devices');
     await page.getByText('Your session has expired. Sign in again to continue.').waitFor();
     await page.getByLabel('E-mail').fill(READONLY.email);
     await page.getByLabel('Password').fill(READONLY.password);

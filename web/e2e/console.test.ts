@@ -7,7 +7,7 @@ import os from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { TOTP } from 'otpauth';
-import { ADMIN, cannotRun, launchBrowser, screenshots, startAgent, startService, type Agent, type Service } from './harness.js';
+import { ADMIN, cannotRun, launchBrowser, screenshots, startAgent, startService, type Agent, type Service, goToSection } from './harness.js';
 
 const skip = cannotRun();
 if (skip && process.env.CI) throw new Error(`the console's browser tests must run in CI: ${skip}`);
@@ -84,7 +84,7 @@ describe('web console in a real browser', { skip: skip ?? false }, () => {
   });
 
   it('creates a partner, an organization and a site', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Partners' }).click();
+    await goToSection(page, 'Partners');
     await page.getByRole('button', { name: 'New partner' }).click();
     const partnerForm = page.getByRole('form', { name: 'Create partner' });
     await partnerForm.getByLabel('Name', { exact: true }).fill('Northwind MSP');
@@ -113,7 +113,7 @@ describe('web console in a real browser', { skip: skip ?? false }, () => {
   });
 
   it('creates an API key and shows it exactly once', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'API keys' }).click();
+    await goToSection(page, 'API keys');
     await page.getByRole('button', { name: 'New API key' }).click();
     const form = page.getByRole('form', { name: 'New API key' });
     await form.getByLabel('Organization').selectOption({ label: 'Contoso Dental' });
@@ -133,7 +133,7 @@ describe('web console in a real browser', { skip: skip ?? false }, () => {
   });
 
   it('creates an enrollment key whose command brings the reference agent online', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Enrollment keys' }).click();
+    await goToSection(page, 'Enrollment keys');
     await page.getByRole('button', { name: 'New enrollment key' }).click();
     const form = page.getByRole('form', { name: 'New enrollment key' });
     await form.getByLabel('Organization').selectOption({ label: 'Contoso Dental' });
@@ -147,7 +147,7 @@ describe('web console in a real browser', { skip: skip ?? false }, () => {
     await page.getByRole('button', { name: 'I have stored it' }).click();
 
     agent = startAgent(service.url, key);
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Devices' }).click();
+    await goToSection(page, 'Devices');
     // The list refreshes itself every 10 s: no reload needed to watch the device come online.
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: os.hostname(), exact: true }) });
     await row.getByText('online', { exact: true }).waitFor({ timeout: 60_000 });
@@ -167,7 +167,7 @@ describe('web console in a real browser', { skip: skip ?? false }, () => {
   });
 
   it('finds those actions in the audit log, with the chain shown valid', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Audit log' }).click();
+    await goToSection(page, 'Audit log');
     await page.getByLabel('Organization').selectOption({ label: 'Contoso Dental' });
     const table = page.locator('table.audit-table');
     for (const action of ['api_key.create', 'device.eventlogs.query']) await table.getByText(action).first().waitFor();

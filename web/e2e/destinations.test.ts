@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TOTP } from 'otpauth';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
-import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service } from './harness.js';
+import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service, goToSection } from './harness.js';
 
 const skip = cannotRun();
 const ORG_ADMIN = { email: 'ops@contoso.test', password: 'an org admin password 123' };
@@ -86,7 +86,7 @@ describe('web console: event destinations in a real browser', { skip: skip ?? fa
   });
 
   it('creates a webhook destination and shows its secret exactly once', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Destinations' }).click();
+    await goToSection(page, 'Destinations');
     await page.getByText('No event destinations yet.').waitFor();
     await page.getByRole('button', { name: 'New destination' }).click();
     const form = page.getByRole('form', { name: 'New event destination' });
@@ -113,6 +113,8 @@ describe('web console: event destinations in a real browser', { skip: skip ?? fa
     await page.getByRole('link', { name: '← Event destinations' }).click();
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'SIEM relay' }) });
     await row.getByText('active', { exact: true }).waitFor();
+    // The organization's name arrives with a lookup of its own, after the row.
+    await row.getByText('Contoso Clinics').waitFor();
     assert.match(await row.textContent() ?? '', /webhook.*127\.0\.0\.1.*Contoso Clinics/);
     assert.equal((await page.content()).includes(secret), false, 'and never shown again');
     await noSidewaysScroll(page, 'destination list');

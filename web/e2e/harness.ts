@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { TOTP } from 'otpauth';
 import { freePort } from '../../test/support/free-port.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -125,4 +126,39 @@ export async function apiCall<T = Record<string, unknown>>(service: Service, met
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
   return (text ? JSON.parse(text) : {}) as T;
+}
+
+/** Follows a link of the main navigation; on a narrow screen the menu is opened from its button first. */
+export async function goToSection(page: Page, section: string): Promise<void> {
+  const menu = page.getByRole('button', { name: 'Menu' });
+  if (await menu.isVisible()) {
+    if ((await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  }
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section, exact: true }).click();
+}
+
+export interface Tokens { accessToken: string; refreshToken: string }
+/** What POST /agents/enroll returns. */
+export interface Enrolled { deviceId: string; agentId: string; authToken: string }
+
+/** The bootstrap admin with MFA turned on, signed in with a code (tenancy and key writes need it). */
+export async function adminWithMfa(service: Service): Promise<string> {
+  const first = await apiCall<Tokens>(service, 'POST', '/auth/login', ADMIN);
+  const { secret } = await apiCall<{ secret: string }>(service, 'POST', '/auth/mfa/setup', undefined, first.accessToken);
+  const totp = new TOTP({ secret });
+  await apiCall(service, 'POST', '/auth/mfa/enable', { code: totp.generate() }, first.accessToken);
+  const { mfaToken } = await apiCall<{ mfaToken: string }>(service, 'POST', '/auth/login', ADMIN);
+  const verified = await apiCall<Tokens>(service, 'POST', '/auth/mfa/verify', { mfaToken, code: totp.generate({ timestamp: Date.now() + 30_000 }) });
+  return verified.accessToken;
+}
+
+/** One agent heartbeat (the device turns online); returns the status. */
+export async function heartbeat(service: Service, device: Enrolled): Promise<number> {
+  const res = await fetch(`${service.url}/api/v1/agents/${device.agentId}/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${device.authToken}` },
+    body: JSON.stringify({ agentVersion: '1.0.0' }),
+  });
+  await res.body?.cancel();
+  return res.status;
 }

@@ -13,7 +13,7 @@ import type { Browser, Page, Route } from 'playwright-core';
 import { TOTP } from 'otpauth';
 import { startOidcIdp, type TestIdp } from '../../test/support/oidc-idp.js';
 import { linkToken, startSmtpSink, type ReceivedMail, type SmtpSink } from '../../test/support/smtp-sink.js';
-import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service } from './harness.js';
+import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service, goToSection } from './harness.js';
 
 const skip = cannotRun();
 const CLIENT_ID = 'dms-console-e2e';
@@ -150,7 +150,9 @@ describe('web console: single sign-on, invitations and password reset in a real 
   });
 
   it('sets up single sign-on on an organization: fields checked, the provider tested, then saved', async () => {
-    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Organizations' }).click();
+    await goToSection(page, 'Organizations');
+    // The overview lists the organizations too: wait for the list page before choosing one.
+    await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor();
     await page.getByRole('link', { name: 'Contoso Clinics' }).click();
     await page.getByRole('heading', { name: 'Contoso Clinics', level: 1 }).waitFor();
     const section = page.getByRole('region', { name: 'Single sign-on' });

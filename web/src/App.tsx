@@ -1,5 +1,6 @@
 // The console's routes and frame. Pages behind the sign-in gate see a signed-in user; every page of
 // a section is in pages/<section>/.
+import { useEffect, useId, useRef, useState } from 'react';
 import { NavLink, Navigate, Route, Routes, useLocation } from 'react-router';
 import { useCan, useSession, useUser } from './session/session';
 import { SignInPage } from './pages/SignInPage';
@@ -74,31 +75,100 @@ function SignedIn() {
   );
 }
 
+/**
+ * After a page change inside the console, the new page's main heading takes the focus (made
+ * focusable with tabIndex=-1), so keyboard and screen-reader users start at the new page rather than
+ * at the top of the document. Not on a first load, and not when something else took the focus
+ * meanwhile (a field the page focuses itself). Pages that render their heading after loading are
+ * waited for, up to a few seconds. Only a new pathname counts: filters in the query string do not.
+ */
+function useFocusHeadingOnNavigation(pathname: string, firstLoad: boolean) {
+  const first = useRef(firstLoad);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const before = document.activeElement;
+    let timer = 0;
+    let tries = 0;
+    const attempt = () => {
+      const active = document.activeElement;
+      if (active !== before && active !== document.body && active !== null) return;
+      const heading = document.querySelector<HTMLElement>('main h1');
+      if (heading) {
+        if (!heading.hasAttribute('tabindex')) heading.tabIndex = -1;
+        heading.focus();
+        return;
+      }
+      if (++tries < 60) timer = window.setTimeout(attempt, 50);
+    };
+    timer = window.setTimeout(attempt, 0);
+    return () => window.clearTimeout(timer);
+  }, [pathname]);
+}
+
 function Frame({ children }: { children: React.ReactNode }) {
   const user = useUser();
   const can = useCan();
   const { signOut } = useSession();
+  const location = useLocation();
+  const menuId = useId();
+  const menuButton = useRef<HTMLButtonElement>(null);
+  // The menu's open state matters below 800 px only, where the navigation collapses behind a button.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useFocusHeadingOnNavigation(location.pathname, location.key === 'default');
+
+  // Choosing a page closes the menu.
+  useEffect(() => setMenuOpen(false), [location.pathname]);
+  // Escape closes it, and the focus goes back to its button.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      // An open dialog's Escape belongs to the dialog.
+      if (document.querySelector('dialog[open]')) return;
+      setMenuOpen(false);
+      menuButton.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
+
   return (
     <div className="frame">
       <a className="skip-link" href="#main">Skip to content</a>
       <header className="top">
         <span className="brand">Device Management</span>
-        <nav aria-label="Sections">
-          <NavLink to="/" end>Overview</NavLink>
-          {user.scope === 'system' && <NavLink to="/partners">Partners</NavLink>}
-          {user.scope === 'partner' && user.partnerId && can('organizations:read') && <NavLink to={`/partners/${user.partnerId}`}>Partner</NavLink>}
-          {can('organizations:read') && <NavLink to="/organizations">Organizations</NavLink>}
-          {can('organizations:read') && <NavLink to="/sites">Sites</NavLink>}
-          {can('devices:read') && <NavLink to="/devices">Devices</NavLink>}
-          {can('organizations:read') && <NavLink to="/api-keys">API keys</NavLink>}
-          {can('organizations:read') && <NavLink to="/enrollment-keys">Enrollment keys</NavLink>}
-          {can('organizations:read') && <NavLink to="/destinations">Destinations</NavLink>}
-          {can('users:read') && <NavLink to="/users">Users</NavLink>}
-          {can('audit:read') && <NavLink to="/audit">Audit log</NavLink>}
-        </nav>
-        <div className="who">
-          <NavLink to="/account" aria-label={`My account: ${user.name} · ${user.role} (${user.scope})`}>{user.name} · {user.role} ({user.scope})</NavLink>
-          <button type="button" onClick={() => void signOut()}>Sign out</button>
+        <button
+          ref={menuButton}
+          type="button"
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls={menuId}
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          <span aria-hidden="true" className="menu-icon">{menuOpen ? '✕' : '☰'}</span> Menu
+        </button>
+        {/* A link chosen in the menu closes it (also when it is the page already shown). */}
+        <div id={menuId} className={`menu${menuOpen ? ' open' : ''}`} onClick={(e) => { if ((e.target as Element).closest('a')) setMenuOpen(false); }}>
+          <nav aria-label="Sections">
+            <NavLink to="/" end>Overview</NavLink>
+            {user.scope === 'system' && <NavLink to="/partners">Partners</NavLink>}
+            {user.scope === 'partner' && user.partnerId && can('organizations:read') && <NavLink to={`/partners/${user.partnerId}`}>Partner</NavLink>}
+            {can('organizations:read') && <NavLink to="/organizations">Organizations</NavLink>}
+            {can('organizations:read') && <NavLink to="/sites">Sites</NavLink>}
+            {can('devices:read') && <NavLink to="/devices">Devices</NavLink>}
+            {can('organizations:read') && <NavLink to="/api-keys">API keys</NavLink>}
+            {can('organizations:read') && <NavLink to="/enrollment-keys">Enrollment keys</NavLink>}
+            {can('organizations:read') && <NavLink to="/destinations">Destinations</NavLink>}
+            {can('users:read') && <NavLink to="/users">Users</NavLink>}
+            {can('audit:read') && <NavLink to="/audit">Audit log</NavLink>}
+          </nav>
+          <div className="who">
+            <NavLink to="/account" aria-label={`My account: ${user.name} · ${user.role} (${user.scope})`}>{user.name} · {user.role} ({user.scope})</NavLink>
+            <button type="button" onClick={() => void signOut()}>Sign out</button>
+          </div>
         </div>
       </header>
       {!user.mfaEnabled && (

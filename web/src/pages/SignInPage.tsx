@@ -29,7 +29,11 @@ export function SignInPage({ notice }: { notice: string | null }) {
   const [localError, setLocalError] = useState<string | null>(null);
   const [leaving, setLeaving] = useState(false);
   const discovery = useSsoDiscovery(email);
+  const emailField = useRef<HTMLInputElement>(null);
   const passwordField = useRef<HTMLInputElement>(null);
+  const mfaPlace = useRef<HTMLElement>(null);
+  /** Whether the MFA step was shown: Start over then puts the focus back on the e-mail field. */
+  const hadMfaStep = useRef(false);
   const ssoButton = useRef<HTMLButtonElement>(null);
   /** Set by an explicit step (Continue, a switch): the next step's control takes the focus. */
   const focusNext = useRef(false);
@@ -43,6 +47,18 @@ export function SignInPage({ notice }: { notice: string | null }) {
     focusNext.current = false;
     (step === 'sso' ? ssoButton : passwordField).current?.focus();
   }, [step, found]);
+
+  // Each step's first field takes the focus: the code field right after the password step (typed
+  // digits must not be lost), the e-mail field again after Start over.
+  useEffect(() => {
+    if (mfaToken) {
+      hadMfaStep.current = true;
+      mfaPlace.current?.querySelector<HTMLInputElement>('input:not([type=hidden])')?.focus();
+    } else if (hadMfaStep.current) {
+      hadMfaStep.current = false;
+      emailField.current?.focus();
+    }
+  }, [mfaToken]);
 
   // Back from the provider with the browser's Back button, the page may come from its cache: ready again.
   useEffect(() => {
@@ -104,7 +120,7 @@ export function SignInPage({ notice }: { notice: string | null }) {
 
   if (mfaToken) {
     return (
-      <main className="sign-in" id="main">
+      <main className="sign-in" id="main" ref={mfaPlace}>
         <h1>Device Management Console</h1>
         <MfaStep mfaToken={mfaToken} onStartOver={() => setMfaToken(null)} />
       </main>
@@ -117,7 +133,7 @@ export function SignInPage({ notice }: { notice: string | null }) {
       {notice && <p className="notice" role="status">{notice}</p>}
       <form onSubmit={submit} noValidate aria-label="Sign in">
         <Field label="E-mail">
-          <input type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus />
+          <input ref={emailField} type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus />
         </Field>
         {step === 'password' && (
           <Field label="Password">

@@ -2,7 +2,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { api, call } from '../api/client';
 import type { Me, MfaChallenge, Permission, Tokens } from '../api/types';
-import { renewTokens, storeTokens, storedRefreshToken, watchRenewals } from './token-store';
+import { renewTokens, sessionChangedElsewhere, storeTokens, storedRefreshToken, watchRenewals } from './token-store';
 
 export type SessionState =
   | { status: 'loading' }
@@ -50,6 +50,20 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     void renewTokens().then((result) => {
       if (result === 'unreachable') setState({ status: 'signed-out', notice: 'Cannot reach the server to restore your session. Check your connection and sign in again.', keepPlace: true });
     });
+  }, []);
+
+  // Back or Forward may bring a page back from the browser's back-forward cache as it was, signed-in
+  // content included, after a sign-out elsewhere in this tab. The server keeps the console's page out
+  // of that cache (Cache-Control: no-store); should a browser cache it anyway, a page whose session
+  // changed meanwhile is hidden at once and loaded afresh, which restores whatever session holds now.
+  useEffect(() => {
+    const shown = (e: PageTransitionEvent) => {
+      if (!e.persisted || !sessionChangedElsewhere()) return;
+      document.documentElement.style.visibility = 'hidden';
+      window.location.reload();
+    };
+    window.addEventListener('pageshow', shown);
+    return () => window.removeEventListener('pageshow', shown);
   }, []);
 
   const session = useMemo<Session>(() => ({

@@ -10,11 +10,23 @@ let accessToken: string | null = null;
 export type Renewal = Tokens | null | 'unreachable';
 let renewal: Promise<Renewal> | null = null;
 let onRenewed: (tokens: Tokens | null) => void = () => {};
+/** The refresh token this document last read or wrote: another document of the tab may change it. */
+let held: string | null = sessionStorage.getItem(REFRESH_KEY);
 
 export function storeTokens(tokens: Tokens | null): void {
   accessToken = tokens?.accessToken ?? null;
+  held = tokens?.refreshToken ?? null;
   if (tokens) sessionStorage.setItem(REFRESH_KEY, tokens.refreshToken);
   else sessionStorage.removeItem(REFRESH_KEY);
+}
+
+/**
+ * True when another page of this tab signed out, signed in as someone else or renewed the session
+ * since this page last looked: a page the browser brings back from its back-forward cache then
+ * shows a state that no longer holds.
+ */
+export function sessionChangedElsewhere(): boolean {
+  return sessionStorage.getItem(REFRESH_KEY) !== held;
 }
 
 export function storedRefreshToken(): string | null {

@@ -1,5 +1,6 @@
 // A button that asks before it acts, in a modal <dialog> (keyboard and screen-reader friendly).
-// A destructive question opens with Cancel focused, so Enter or Space alone never destroys.
+// A destructive question opens with Cancel focused, so Enter or Space alone never destroys; Escape
+// cancels (the dialog's own cancel); on closing, the focus returns to the button that opened it.
 import { useRef, useState, type ReactNode } from 'react';
 
 export function ConfirmButton({ label, name, question, confirmLabel = label, onConfirm, disabled, danger = true }: {
@@ -15,18 +16,27 @@ export function ConfirmButton({ label, name, question, confirmLabel = label, onC
   const dialog = useRef<HTMLDialogElement>(null);
   const confirm = useRef<HTMLButtonElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
+  const opener = useRef<HTMLButtonElement>(null);
   const [busy, setBusy] = useState(false);
-  // React sets no autofocus attribute for showModal() to find, so the focus is placed here.
+  // React sets no autofocus attribute for showModal() to find, so the focus is placed here, after
+  // showModal() has run the dialog's own focusing steps (which pick the first button).
   const open = () => {
-    dialog.current?.showModal();
+    const box = dialog.current;
+    if (!box) return;
+    if (!box.open) box.showModal();
     (danger ? cancel : confirm).current?.focus();
+  };
+  // Cancel, Escape or the answer: back to the opener (when the action did not remove it).
+  const closed = () => {
+    const button = opener.current;
+    if (button?.isConnected) button.focus();
   };
   return (
     <>
-      <button type="button" className={danger ? 'danger' : undefined} aria-label={name} disabled={disabled || busy} onClick={open}>
+      <button ref={opener} type="button" className={danger ? 'danger' : undefined} aria-label={name} disabled={disabled || busy} onClick={open}>
         {label}
       </button>
-      <dialog ref={dialog} aria-label={name ?? label}>
+      <dialog ref={dialog} aria-label={name ?? label} onClose={closed}>
         <form method="dialog" onSubmit={async (e) => {
           e.preventDefault();
           setBusy(true);

@@ -5,6 +5,14 @@ import { useSearchParams } from 'react-router';
 /** Rows per page of every list: the API's own default, so a list that names no size reads the same. */
 export const PAGE_SIZE = 50;
 
+/** The page sizes a list offers (kept in the address as `limit`; 100 is the API's largest page). */
+export const PAGE_SIZES = [25, 50, 100] as const;
+
+/** The page size an address's `limit` asks for: one of PAGE_SIZES, else the default. */
+export function pageSizeOf(limit: string): number {
+  return (PAGE_SIZES as readonly number[]).includes(Number(limit)) ? Number(limit) : PAGE_SIZE;
+}
+
 /**
  * The `pagination` of the API's list envelope. Totals are null under skipCount; a live query's
  * envelope has no totalPages but says whether the device holds more (`hasMore`).

@@ -1,5 +1,6 @@
-// Export of the entries the current filters select (GET /audit-logs/export), for audit:export holders.
-import { useState } from 'react';
+// Export of the entries the current filters select (GET /audit-logs/export), for audit:export holders:
+// a compact row beside the entries' heading.
+import { useId, useState } from 'react';
 import { download } from '../../api/client';
 import { ErrorMessage } from '../../ui/states';
 import { useAction } from '../../ui/use-load';
@@ -13,6 +14,7 @@ export function ExportButtons({ filters, orgLabel, searching }: {
   orgLabel: string | null;
   searching: boolean;
 }) {
+  const hintId = useId();
   const [done, setDone] = useState<string | null>(null);
   const [running, setRunning] = useState<Format | null>(null);
   const exporter = useAction(async (format: Format) => {
@@ -27,24 +29,19 @@ export function ExportButtons({ filters, orgLabel, searching }: {
     }
   });
 
+  const covers = `Up to 10,000 entries${orgLabel ? ` of ${orgLabel}` : ''} that match the filters, newest first.${searching ? ' The search text is not applied to exports: only the filters are.' : ''}`;
   return (
-    <section className="panel audit-export" aria-labelledby="audit-export-title">
-      <h2 id="audit-export-title">Export</h2>
-      <p className="hint">
-        Up to 10,000 entries{orgLabel ? ` of ${orgLabel}` : ''} that match the filters above, newest first.
-        {searching && ' The search text is not applied to exports: only the filters are.'}
-      </p>
-      <div className="actions">
-        <button type="button" disabled={exporter.pending} onClick={() => void exporter.run('csv')}>
-          {running === 'csv' ? 'Exporting CSV…' : 'Export CSV'}
-        </button>
-        <button type="button" disabled={exporter.pending} onClick={() => void exporter.run('ndjson')}>
-          {running === 'ndjson' ? 'Exporting NDJSON…' : 'Export NDJSON'}
-        </button>
-        <span className="hint" role="status">{done}</span>
-      </div>
+    <div className="audit-export" role="group" aria-label="Export the entries" aria-describedby={hintId}>
+      <button type="button" disabled={exporter.pending} onClick={() => void exporter.run('csv')}>
+        {running === 'csv' ? 'Exporting CSV…' : 'Export CSV'}
+      </button>
+      <button type="button" disabled={exporter.pending} onClick={() => void exporter.run('ndjson')}>
+        {running === 'ndjson' ? 'Exporting NDJSON…' : 'Export NDJSON'}
+      </button>
+      <span id={hintId} className="hint">{covers}</span>
+      <span className="hint" role="status">{done}</span>
       <ErrorMessage error={exporter.error} />
-    </section>
+    </div>
   );
 }
 

@@ -1,7 +1,8 @@
-// The device's own record, every field of GET /devices/{id}.
+// The device's own record, every field of GET /devices/{id}, and its actions for users with devices:write.
 import { Link } from 'react-router';
 import { formatDateTime } from '../../ui/format';
-import { StatusBadge } from '../../ui/status-badge';
+import { DeviceActions } from './device-actions';
+import { DeviceStatus } from './device-status';
 import type { Device } from './device';
 
 export function osLabel(device: Pick<Device, 'osType' | 'osVersion' | 'architecture'>): string {
@@ -9,13 +10,20 @@ export function osLabel(device: Pick<Device, 'osType' | 'osVersion' | 'architect
   return `${name} ${device.osVersion} (${device.architecture})`;
 }
 
-export function DeviceOverview({ device, orgName, siteName }: { device: Device; orgName: string | undefined; siteName: string | undefined }) {
+export function DeviceOverview({ device, orgName, siteName, canWrite, onMoved }: {
+  device: Device;
+  orgName: string | undefined;
+  siteName: string | undefined;
+  canWrite: boolean;
+  onMoved: (notice: string) => void;
+}) {
   return (
+    <>
     <section className="panel" aria-labelledby="overview-title">
       <h2 id="overview-title">Overview</h2>
       <dl className="props">
         <dt>Hostname</dt><dd>{device.hostname}</dd>
-        <dt>Status</dt><dd><StatusBadge status={device.status} /></dd>
+        <dt>Status</dt><dd><DeviceStatus device={device} /></dd>
         <dt>Last seen</dt><dd>{device.lastSeenAt ? formatDateTime(device.lastSeenAt) : 'never'}</dd>
         <dt>Last source IP</dt><dd>{device.lastSourceIp ?? '—'}</dd>
         <dt>Operating system</dt><dd>{osLabel(device)}</dd>
@@ -23,8 +31,8 @@ export function DeviceOverview({ device, orgName, siteName }: { device: Device; 
         <dt>OS version</dt><dd>{device.osVersion}</dd>
         <dt>Architecture</dt><dd>{device.architecture}</dd>
         <dt>Agent version</dt><dd>{device.agentVersion}</dd>
-        <dt>Organization</dt><dd>{orgName ?? ''} <code>{device.orgId}</code></dd>
-        <dt>Site</dt><dd>{siteName ?? ''} <code>{device.siteId}</code></dd>
+        <dt>Organization</dt><dd><Link to={`/organizations/${device.orgId}`}>{orgName ?? 'Organization'}</Link> <code>{device.orgId}</code></dd>
+        <dt>Site</dt><dd><Link to={`/sites/${device.siteId}`}>{siteName ?? 'Site'}</Link> <code>{device.siteId}</code></dd>
         <dt>Device id</dt><dd><code>{device.id}</code></dd>
         <dt>Agent id</dt><dd><code>{device.agentId}</code></dd>
         <dt>Enrolled</dt><dd>{formatDateTime(device.enrolledAt)}</dd>
@@ -32,6 +40,8 @@ export function DeviceOverview({ device, orgName, siteName }: { device: Device; 
         <dt>Updated</dt><dd>{formatDateTime(device.updatedAt)}</dd>
       </dl>
     </section>
+    {canWrite && <DeviceActions device={device} siteName={siteName} onMoved={onMoved} />}
+    </>
   );
 }
 

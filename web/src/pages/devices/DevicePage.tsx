@@ -6,7 +6,8 @@ import { api, call } from '../../api/client';
 import { useCan } from '../../session/session';
 import { formatDateTime } from '../../ui/format';
 import { Empty, Loadable } from '../../ui/states';
-import { useLoad } from '../../ui/use-load';
+import { useLoad, usePolling } from '../../ui/use-load';
+import { useState } from 'react';
 import { DeviceOverview, NoDeviceAccess } from './DeviceOverview';
 import { DiagnosticLogs } from './DiagnosticLogs';
 import { StoredEventLogs } from './StoredEventLogs';
@@ -14,8 +15,11 @@ import { LiveEvents } from './live/LiveEvents';
 import { LiveLogs } from './live/LiveLogs';
 import { LiveRecord } from './live/LiveRecord';
 import { loadOrganizations, loadSite } from '../../api/directory';
-import { StatusBadge } from '../../ui/status-badge';
+import { DeviceStatus } from './device-status';
+import { RouteNotice } from '../tenancy/page-notices';
 import type { Device } from './device';
+
+const STATUS_REFRESH_MS = 10_000;
 
 export function DevicePage() {
   const can = useCan();
@@ -26,6 +30,8 @@ export function DevicePage() {
 
 function DeviceScreens({ deviceId }: { deviceId: string }) {
   const device = useLoad(() => call(api.GET('/api/v1/devices/{id}', { params: { path: { id: deviceId } } })), [deviceId]);
+  // The status is the server's (heartbeats): re-read it as the list does, so the page never lags it.
+  usePolling(device.reload, STATUS_REFRESH_MS);
   return (
     <main id="main" className="page">
       <p><Link to="/devices">← All devices</Link></p>
@@ -48,13 +54,18 @@ function DeviceTabs({ device, reloadDevice }: { device: Device; reloadDevice: ()
   const siteName = useLoad(async () => (await loadSite(device.siteId)).name, [device.siteId]).data;
   const base = `/devices/${device.id}`;
   const live = { device, reloadDevice };
+  const can = useCan();
+  const [notice, setNotice] = useState<string | null>(null);
   return (
     <>
-      <h1>{device.hostname} <StatusBadge status={device.status} /></h1>
+      <h1>{device.hostname} <DeviceStatus device={device} /></h1>
       <p className="hint">
-        {[orgName, siteName].filter(Boolean).join(' · ')}{orgName || siteName ? ' · ' : ''}
-        Last seen {device.lastSeenAt ? formatDateTime(device.lastSeenAt) : 'never'}
+        <Link to={`/organizations/${device.orgId}`}>{orgName ?? 'Organization'}</Link>
+        {' · '}<Link to={`/sites/${device.siteId}`}>{siteName ?? 'Site'}</Link>
+        {' · '}Last seen {device.lastSeenAt ? formatDateTime(device.lastSeenAt) : 'never'}
       </p>
+      <RouteNotice />
+      {notice && <p className="notice" role="status">{notice}</p>}
       <nav className="tabs" aria-label="Device sections">
         <NavLink to={base} end>Overview</NavLink>
         <NavLink to={`${base}/diagnostics`}>Diagnostic logs</NavLink>
@@ -62,7 +73,7 @@ function DeviceTabs({ device, reloadDevice }: { device: Device; reloadDevice: ()
         <NavLink to={`${base}/live`}>Live event logs</NavLink>
       </nav>
       <Routes>
-        <Route index element={<DeviceOverview device={device} orgName={orgName} siteName={siteName} />} />
+        <Route index element={<DeviceOverview device={device} orgName={orgName} siteName={siteName} canWrite={can('devices:write')} onMoved={(text) => { setNotice(text); reloadDevice(); }} />} />
         <Route path="diagnostics" element={<DiagnosticLogs deviceId={device.id} />} />
         <Route path="events" element={<StoredEventLogs deviceId={device.id} />} />
         <Route path="live" element={<LiveLogs {...live} />} />

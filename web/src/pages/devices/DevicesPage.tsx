@@ -1,11 +1,12 @@
-// The device list: GET /devices with the organization, site and status filters the API has (it has no
-// hostname search), kept in the address.
+// The device list: GET /devices with the organization, site and status filters, the hostname search
+// and the page size, all kept in the address.
 import { Link } from 'react-router';
 import { api, call } from '../../api/client';
 import { formatDateTime } from '../../ui/format';
 import { Field } from '../../ui/forms';
-import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
-import { Pager } from '../../ui/pager';
+import { pageSizeOf, useListQuery } from '../../ui/list-query';
+import { PageSizeSelect, Pager, SearchField } from '../../ui/pager';
+import { RouteNotice } from '../tenancy/page-notices';
 import { ErrorMessage, Loadable } from '../../ui/states';
 import { StatusBadge } from '../../ui/status-badge';
 import { useLoad, usePolling } from '../../ui/use-load';
@@ -25,8 +26,8 @@ export function DevicesPage() {
 }
 
 function DeviceList() {
-  const query = useListQuery(['orgId', 'siteId', 'status']);
-  const { orgId, siteId, status } = query.filters;
+  const query = useListQuery(['orgId', 'siteId', 'status', 'search', 'limit']);
+  const { orgId, siteId, status, search, limit } = query.filters;
   const invalid = [
     orgId && !UUID.test(orgId) ? 'organization' : '',
     siteId && !UUID.test(siteId) ? 'site' : '',
@@ -38,7 +39,7 @@ function DeviceList() {
   const devices = useLoad(async () => {
     if (invalid.length > 0) return null;
     return call(api.GET('/api/v1/devices', {
-      params: { query: { page: query.page, limit: PAGE_SIZE, orgId: orgId || undefined, siteId: siteId || undefined, status: oneOf(DEVICE_STATUSES, status) } },
+      params: { query: { page: query.page, limit: pageSizeOf(limit), orgId: orgId || undefined, siteId: siteId || undefined, status: oneOf(DEVICE_STATUSES, status), search: search || undefined } },
     }));
   }, [query.key]);
   // Devices come online and drop off on their own: keep the page current without a reload.
@@ -54,7 +55,9 @@ function DeviceList() {
     <main id="main" className="page">
       <h1>Devices</h1>
       <p className="hint">Status updates every {STATUS_REFRESH_MS / 1000} seconds.</p>
+      <RouteNotice />
       <form className="filters" role="search" aria-label="Filter devices" onSubmit={(e) => e.preventDefault()}>
+        <SearchField label="Search hostname" value={search} onSearch={(v) => query.setFilters({ search: v })} />
         <Field label="Organization">
           <select value={orgId} onChange={(e) => query.setFilters({ orgId: e.target.value, siteId: '' })}>
             <option value="">All organizations</option>
@@ -76,15 +79,16 @@ function DeviceList() {
             {status && !oneOf(DEVICE_STATUSES, status) && <option value={status}>{status}</option>}
           </select>
         </Field>
-        {(orgId || siteId || status) && (
-          <div className="actions"><button type="button" onClick={() => query.setFilters({ orgId: '', siteId: '', status: '' })}>Clear filters</button></div>
+        <PageSizeSelect value={limit} onChange={(v) => query.setFilters({ limit: v })} />
+        {(orgId || siteId || status || search) && (
+          <div className="actions"><button type="button" onClick={() => query.setFilters({ orgId: '', siteId: '', status: '', search: '' })}>Clear filters</button></div>
         )}
       </form>
       <ErrorMessage error={orgs.error} onRetry={orgs.reload} />
       <ErrorMessage error={filterSites.error} onRetry={filterSites.reload} />
       {invalid.length > 0 && <InvalidFilters>The address names an unknown {invalid.join(' and ')}: choose the filters again.</InvalidFilters>}
       {invalid.length === 0 && (
-        <Loadable state={devices} isEmpty={(page) => !page || page.data.length === 0} empty={orgId || siteId || status ? 'No device matches these filters.' : 'No devices yet. Enroll an agent with an enrollment key.'}>
+        <Loadable state={devices} isEmpty={(page) => !page || page.data.length === 0} empty={orgId || siteId || status || search ? 'No device matches these filters.' : 'No devices yet. Enroll an agent with an enrollment key.'}>
           {(page) => page && (
             <>
               <DeviceTable devices={page.data} orgName={orgName} siteName={siteName} busy={devices.loading} />

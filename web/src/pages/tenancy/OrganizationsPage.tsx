@@ -1,14 +1,14 @@
-// Organizations. Partner and system scope: the paginated GET /orgs/organizations (system: with a
-// partner filter), create, and for partner scope the display order. Organization scope: its own
-// organization from GET /orgs.
+// Organizations. Partner and system scope: the paginated GET /orgs/organizations (name search and page
+// size in the address; system: with a partner filter), create, and for partner scope the display
+// order. Organization scope: its own organization from GET /orgs.
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, call } from '../../api/client';
 import { useCan, useUser } from '../../session/session';
 import { Field } from '../../ui/forms';
 import { formatDateTime } from '../../ui/format';
-import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
-import { Pager } from '../../ui/pager';
+import { pageSizeOf, useListQuery } from '../../ui/list-query';
+import { PageSizeSelect, Pager, SearchField } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
 import { StatusBadge } from '../../ui/status-badge';
 import { useLoad } from '../../ui/use-load';
@@ -44,13 +44,14 @@ function OwnOrganization() {
 
 function OrganizationList({ system, canWrite }: { system: boolean; canWrite: boolean }) {
   const navigate = useNavigate();
-  const { page, filters, key, setPage, setFilters } = useListQuery(['partnerId']);
+  const { page, filters, key, setPage, setFilters } = useListQuery(['partnerId', 'search', 'limit']);
   const partnerFilter = filters.partnerId;
+  const { search, limit } = filters;
   const [creating, setCreating] = useState(false);
   const [ordering, setOrdering] = useState(false);
   const partners = usePartnerOptions(system);
   const list = useLoad(
-    () => call(api.GET('/api/v1/orgs/organizations', { params: { query: { page, limit: PAGE_SIZE, ...(partnerFilter ? { partnerId: partnerFilter } : {}) } } })),
+    () => call(api.GET('/api/v1/orgs/organizations', { params: { query: { page, limit: pageSizeOf(limit), ...(partnerFilter ? { partnerId: partnerFilter } : {}), ...(search ? { search } : {}) } } })),
     [key],
   );
   const partnerNames = namesById(partners.data);
@@ -79,8 +80,9 @@ function OrganizationList({ system, canWrite }: { system: boolean; canWrite: boo
         />
       )}
       {ordering && <OrganizationOrder onSaved={list.reload} />}
-      {system && (
-        <div className="filters" role="search" aria-label="Filter organizations">
+      <div className="filters" role="search" aria-label="Filter organizations">
+        <SearchField label="Search name" value={search} onSearch={(v) => setFilters({ search: v })} />
+        {system && (
           <Field label="Show organizations of" hint={partners.error ? `Partners could not be loaded: ${partners.error.message}` : undefined}>
             <select value={partnerFilter} onChange={(e) => setFilters({ partnerId: e.target.value })}>
               <option value="">All partners</option>
@@ -88,9 +90,10 @@ function OrganizationList({ system, canWrite }: { system: boolean; canWrite: boo
               {partnerFilter && partners.data && !partnerNames.has(partnerFilter) && <option value={partnerFilter}>Partner {partnerFilter}</option>}
             </select>
           </Field>
-        </div>
-      )}
-      <Loadable state={list} isEmpty={(body) => body.data.length === 0 && page === 1} empty={partnerFilter ? 'This partner has no organizations.' : 'No organizations yet.'}>
+        )}
+        <PageSizeSelect value={limit} onChange={(v) => setFilters({ limit: v })} />
+      </div>
+      <Loadable state={list} isEmpty={(body) => body.data.length === 0 && page === 1} empty={search ? `No organization name contains “${search}”.` : partnerFilter ? 'This partner has no organizations.' : 'No organizations yet.'}>
         {(body) => (
           <>
             <OrganizationTable organizations={body.data} partnerNames={system ? partnerNames : undefined} />

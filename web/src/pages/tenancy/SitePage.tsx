@@ -1,4 +1,5 @@
-// One site: details, edit and delete (permanent). Its organization is read for its name and status.
+// One site: details, edit and delete (permanent), and its devices (paginated, page in the address as
+// `devicesPage`). Its organization is read for its name and status.
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, call } from '../../api/client';
@@ -7,6 +8,10 @@ import { ConfirmButton } from '../../ui/confirm';
 import { formatDateTime } from '../../ui/format';
 import { ErrorMessage, Loadable } from '../../ui/states';
 import { useAction, useLoad } from '../../ui/use-load';
+import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
+import { Pager } from '../../ui/pager';
+import { StatusBadge } from '../../ui/status-badge';
+import { Empty } from '../../ui/states';
 import { NotAvailable, RouteNotice } from './page-notices';
 import type { Site } from './resources';
 import { loadOrganization } from './OrganizationPage';
@@ -18,10 +23,10 @@ export function SitePage() {
   if (!can('organizations:read')) {
     return <NotAvailable title="Site">Sites are not available for your account: it lacks the organizations:read permission.</NotAvailable>;
   }
-  return <SiteDetails key={siteId} siteId={siteId} canWrite={can('organizations:write')} />;
+  return <SiteDetails key={siteId} siteId={siteId} canWrite={can('organizations:write')} canSeeDevices={can('devices:read')} />;
 }
 
-function SiteDetails({ siteId, canWrite }: { siteId: string; canWrite: boolean }) {
+function SiteDetails({ siteId, canWrite, canSeeDevices }: { siteId: string; canWrite: boolean; canSeeDevices: boolean }) {
   const user = useUser();
   const navigate = useNavigate();
   const loaded = useLoad(() => call(api.GET('/api/v1/orgs/sites/{id}', { params: { path: { id: siteId } } })), [siteId]);
@@ -85,9 +90,47 @@ function SiteDetails({ siteId, canWrite }: { siteId: string; canWrite: boolean }
                 </dl>
               </section>
             )}
+            {canSeeDevices && <SiteDevices siteId={site.id} />}
           </>
         )}
       </Loadable>
     </main>
+  );
+}
+
+/** The site's devices, newest enrolled first (GET /devices?siteId=…), each a link to its page. */
+function SiteDevices({ siteId }: { siteId: string }) {
+  const query = useListQuery([], 'devicesPage');
+  const devices = useLoad(
+    () => call(api.GET('/api/v1/devices', { params: { query: { siteId, page: query.page, limit: PAGE_SIZE } } })),
+    [siteId, query.key],
+  );
+  return (
+    <section className="tenancy-section" aria-labelledby="site-devices-title">
+      <h2 id="site-devices-title">Devices</h2>
+      <Loadable state={devices} isEmpty={(body) => body.data.length === 0 && query.page === 1} empty="No devices at this site.">
+        {(body) => (
+          body.data.length === 0 ? <Empty>No devices on this page.</Empty> : (
+            <>
+              <table aria-label="Devices at this site">
+                <thead>
+                  <tr><th scope="col">Hostname</th><th scope="col">Status</th><th scope="col">Last seen</th></tr>
+                </thead>
+                <tbody>
+                  {body.data.map((d) => (
+                    <tr key={d.id}>
+                      <td><Link to={`/devices/${d.id}`}>{d.hostname}</Link></td>
+                      <td><StatusBadge status={d.status} /></td>
+                      <td>{d.lastSeenAt ? formatDateTime(d.lastSeenAt) : 'never'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager list={body} onPage={query.setPage} label="Device pages" />
+            </>
+          )
+        )}
+      </Loadable>
+    </section>
   );
 }

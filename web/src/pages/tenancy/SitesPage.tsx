@@ -1,11 +1,11 @@
-// Every site the caller reaches (paginated), with an organization filter; create in a chosen
-// organization.
+// Every site the caller reaches (paginated), with an organization filter, a name search and the page
+// size in the address; create in a chosen organization.
 import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { useCan } from '../../session/session';
 import { Field } from '../../ui/forms';
-import { PAGE_SIZE, useListQuery } from '../../ui/list-query';
-import { Pager } from '../../ui/pager';
+import { pageSizeOf, useListQuery } from '../../ui/list-query';
+import { PageSizeSelect, Pager, SearchField } from '../../ui/pager';
 import { Loadable } from '../../ui/states';
 import { useLoad } from '../../ui/use-load';
 import { namesById, useAccessibleOrganizations } from './data';
@@ -22,14 +22,15 @@ export function SitesPage() {
 }
 
 function SiteList({ canWrite }: { canWrite: boolean }) {
-  const { page, filters, key, setPage, setFilters } = useListQuery(['orgId']);
+  const { page, filters, key, setPage, setFilters } = useListQuery(['orgId', 'search', 'limit']);
   const orgFilter = filters.orgId;
+  const { search, limit } = filters;
   const [creating, setCreating] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const orgs = useAccessibleOrganizations();
   const orgNames = namesById(orgs.data);
   const list = useLoad(
-    () => call(api.GET('/api/v1/orgs/sites', { params: { query: { page, limit: PAGE_SIZE, ...(orgFilter ? { orgId: orgFilter } : {}) } } })),
+    () => call(api.GET('/api/v1/orgs/sites', { params: { query: { page, limit: pageSizeOf(limit), ...(orgFilter ? { orgId: orgFilter } : {}), ...(search ? { search } : {}) } } })),
     [key],
   );
   const changed = (message: string) => {
@@ -64,11 +65,13 @@ function SiteList({ canWrite }: { canWrite: boolean }) {
             {orgFilter && orgs.data && !orgNames.has(orgFilter) && <option value={orgFilter}>Organization {orgFilter}</option>}
           </select>
         </Field>
+        <SearchField label="Search name" value={search} onSearch={(v) => setFilters({ search: v })} />
+        <PageSizeSelect value={limit} onChange={(v) => setFilters({ limit: v })} />
       </div>
       <Loadable
         state={list}
         isEmpty={(body) => body.data.length === 0 && page === 1}
-        empty={orgFilter ? 'This organization has no sites, or it is not one you can reach.' : 'No sites yet.'}
+        empty={search ? `No site name contains “${search}”.` : orgFilter ? 'This organization has no sites, or it is not one you can reach.' : 'No sites yet.'}
       >
         {(body) => (
           <>

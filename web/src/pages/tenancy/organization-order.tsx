@@ -1,5 +1,7 @@
 // The partner's display order of its organizations: drag and drop, or the "Move up" / "Move down"
-// buttons (keyboard). Read from GET /orgs (which returns the saved order); every move is saved at
+// buttons (keyboard), each named with its organization after the visible words ("Move up: Acme"), so
+// screen readers say which and voice control still matches "Move up". Read from GET /orgs (which
+// returns the saved order); every move is saved at
 // once with PATCH /orgs/organizations/order, one request at a time, and the list then shows the
 // order the server answered. A failed save puts back the last order the server confirmed.
 import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
@@ -143,6 +145,7 @@ function OrderList({ initial, onSaved }: { initial: Organization[]; onSaved: () 
               </span>
               <button
                 type="button"
+                aria-label={`Move up: ${org.name}`}
                 aria-describedby={nameId}
                 disabled={index === 0}
                 ref={(el) => { if (el) buttons.current.set(`${org.id}|up`, el); else buttons.current.delete(`${org.id}|up`); }}
@@ -152,6 +155,7 @@ function OrderList({ initial, onSaved }: { initial: Organization[]; onSaved: () 
               </button>
               <button
                 type="button"
+                aria-label={`Move down: ${org.name}`}
                 aria-describedby={nameId}
                 disabled={index === order.length - 1}
                 ref={(el) => { if (el) buttons.current.set(`${org.id}|down`, el); else buttons.current.delete(`${org.id}|down`); }}

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { api, call } from '../../../api/client';
 import { formatDateTime } from '../../../ui/format';
 import { Empty } from '../../../ui/states';
+import { offlineSince } from '../device-status';
 import { LiveResult, RefreshButton, bytes, logPath, useLiveQuery, type LiveProps } from './live-query';
 
 export function LiveLogs({ device, reloadDevice }: LiveProps) {
@@ -18,7 +19,10 @@ export function LiveLogs({ device, reloadDevice }: LiveProps) {
         <h2 id="live-title">Live event logs</h2>
         <RefreshButton query={logs} />
       </div>
-      <p className="hint">Read from the device itself, through its agent: the device must be online.</p>
+      <p className="hint">
+        Read from the device itself, through its agent, which must be connected.
+        {device.status === 'offline' && <> This device is {offlineSince(device)}.</>}
+      </p>
       <LiveResult query={logs} device={device} notFound="The device reported no event logs.">
         {(data) => data.length === 0 ? <Empty>The device reported no event logs.</Empty> : (
           <table>

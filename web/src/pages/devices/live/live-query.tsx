@@ -7,6 +7,7 @@ import { formatDateTime } from '../../../ui/format';
 import { ErrorMessage, Spinner } from '../../../ui/states';
 import { useLoad, type Loaded } from '../../../ui/use-load';
 import type { Device } from '../device';
+import { offlineSince } from '../device-status';
 
 export interface LiveProps {
   device: Device;
@@ -53,7 +54,8 @@ export function LiveError({ error, device, notFound, onRefresh }: { error: ApiEr
   return (
     <div className="state state-error devices-error" role="alert" data-code={error.code}>
       <p><strong>{said.headline}</strong> {said.more}</p>
-      {error.message && <p>Server detail: {error.message}</p>}
+      {/* A 409's detail repeats the status in the server's general words; the headline says it for this device. */}
+      {error.message && error.status !== 409 && <p>Server detail: {error.message}</p>}
       <button type="button" className="link" onClick={onRefresh}>Try again</button>
     </div>
   );
@@ -61,11 +63,12 @@ export function LiveError({ error, device, notFound, onRefresh }: { error: ApiEr
 
 function describe(error: ApiError, device: Device, notFound: string): { headline: string; more?: ReactNode } | null {
   switch (error.status) {
+    // The device's status is the server's (heartbeats); a 409 while it still counts as reachable means
+    // its agent's connection dropped, which is said as such rather than contradicting the badge.
     case 409:
-      return {
-        headline: 'The device is offline.',
-        more: <>Last seen: {device.lastSeenAt ? formatDateTime(device.lastSeenAt) : 'never'}.</>,
-      };
+      return device.status === 'offline'
+        ? { headline: 'The device is offline.', more: <>It has been {offlineSince(device)}.</> }
+        : { headline: 'The agent is not connected right now.', more: <>Its last heartbeat was at {device.lastSeenAt ? formatDateTime(device.lastSeenAt) : '—'}; try again in a moment.</> };
     case 504: return { headline: 'The device did not answer in time.' };
     case 502: return { headline: 'The agent failed to answer.' };
     case 404: return { headline: notFound };
