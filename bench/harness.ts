@@ -262,8 +262,17 @@ export async function compareRoutes(
   await options.afterService?.(0, await saturate('service', service, 2));
   const runs: { bareSat: LoadResult; sat: LoadResult; bareRate?: LoadResult; rate?: LoadResult }[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const bareSat = await saturate('baseline', baseline);
-    const sat = await saturate('service', service);
+    // Alternate which side goes first, so neither always runs on a machine the other just warmed
+    // (or heated): with both sides in one process pair, order alone moved ratios by several percent.
+    let bareSat: LoadResult;
+    let sat: LoadResult;
+    if (i % 2 === 0) {
+      bareSat = await saturate('baseline', baseline);
+      sat = await saturate('service', service);
+    } else {
+      sat = await saturate('service', service);
+      bareSat = await saturate('baseline', baseline);
+    }
     await options.afterService?.(i + 1, sat);
     if (options.fixedRate === false) {
       runs.push({ bareSat, sat });

@@ -5,6 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from './config.js';
 import { observeTransactions, openDatabase, pgliteDirFor, type Database } from './db/database.js';
+import { SYSTEM_SCOPE, withTenant } from './db/tenant-scope.js';
+import { deploymentId } from './api-keys/api-keys.repo.js';
 import { keepPrivate } from './db/private-files.js';
 import { AppError, databaseUnavailable } from './errors.js';
 import { installAuth } from './http/auth.js';
@@ -26,6 +28,7 @@ import { metricsRoutes } from './observability/metrics.routes.js';
 import { registerRoutes } from './routes.js';
 import { startWorkers } from './workers.js';
 import type { EventSender } from './event-destinations/sender.js';
+import type { Tracing } from './observability/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +61,8 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream;
   /** The built web console (default web/dist). */
   consoleDir?: string;
+  /** OpenTelemetry, started by main.ts before this module was imported (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  tracing?: Tracing;
 }
 
 interface Coordination {
@@ -67,12 +72,13 @@ interface Coordination {
 }
 
 /** Redis when REDIS_URL is set (state shared across instances), else in-process stores. */
-async function connectCoordination(redisUrl: string | null, app: FastifyInstance): Promise<Coordination> {
+async function connectCoordination(redisUrl: string | null, app: FastifyInstance, db: Database): Promise<Coordination> {
   if (!redisUrl) return { bus: createLocalBus(), rateLimits: createMemoryRateLimitStore(), relay: createLocalRelay() };
   const log = (level: 'warn' | 'error' | 'info', message: string) => app.log[level](message);
+  const usageNamespace = await withTenant(db, SYSTEM_SCOPE, deploymentId);
   return {
     bus: await createRedisBus(redisUrl, log),
-    rateLimits: createRedisRateLimitStore(await connectRedis(redisUrl, 'rate-limit', log), (message) => app.log.error(message)),
+    rateLimits: createRedisRateLimitStore(await connectRedis(redisUrl, 'rate-limit', log), (message) => app.log.error(message), usageNamespace),
     relay: await createRedisRelay(redisUrl, log),
   };
 }
@@ -103,7 +109,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = await createServer({
     logLevel: config.logLevel, logStream: options.logStream, trustProxyHeaders: config.trustProxyHeaders, consoleDir: options.consoleDir,
     onRequestCompleted: metrics ? (request, status, ms) => metrics.requests.record(request.method, request.routeOptions.url, status, ms) : undefined,
+    ...(options.tracing ? { logFields: options.tracing.logFields } : {}),
   });
+  if (options.tracing) {
+    const { tracing } = options;
+    tracing.instrument(app);
+    // Spans still buffered leave with the process.
+    app.addHook('onClose', () => tracing.shutdown());
+  }
 
   const opened = options.db ?? (await openDatabase({
     url: config.databaseUrl,
@@ -119,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const privateFiles = keepPrivate(config.dataDir);
   let coordination: Coordination;
   try {
-    coordination = await connectCoordination(config.redisUrl, app);
+    coordination = await connectCoordination(config.redisUrl, app, db);
   } catch (err) {
     privateFiles.stop();
     if (ownsDb) await db.close();

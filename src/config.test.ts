@@ -62,6 +62,7 @@ describe('configuration', () => {
       LIVE_QUERY_TIMEOUT_MS: /LIVE_QUERY_TIMEOUT_MS/,
       JWT_SECRET: /JWT_SECRET must be at least 32/,
       BOOTSTRAP_ADMIN_EMAIL: /BOOTSTRAP_ADMIN_EMAIL/,
+      OTEL_EXPORTER_OTLP_ENDPOINT: /OTEL_EXPORTER_OTLP_ENDPOINT/,
     };
     const bad: Record<string, string> = {
       PORT: 'eighty',
@@ -73,6 +74,7 @@ describe('configuration', () => {
       LIVE_QUERY_TIMEOUT_MS: '-5',
       JWT_SECRET: 'short',
       BOOTSTRAP_ADMIN_EMAIL: 'nobody',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
     };
     for (const [name, pattern] of Object.entries(cases)) {
       assert.throws(() => loadConfig({ DATA_DIR: tmp(), [name]: bad[name]! }), (err: Error) => err instanceof ConfigError && pattern.test(err.message), name);

@@ -51,6 +51,8 @@ export interface Config {
   auditArchiveS3: { bucket: string; endpoint: string | null; region: string; prefix: string } | null;
   /** Bearer token of GET /metrics; null: metrics are off (nothing is counted, /metrics answers 404). */
   metricsToken: string | null;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported there (the SDK reads it and its other OTEL_* variables). */
+  otlpEndpoint: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -265,5 +267,6 @@ export function loadConfig(env: Env = process.env): Config {
         }
       : null,
     metricsToken: secret(env, 'METRICS_TOKEN') ?? null,
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
   };
 }

@@ -154,3 +154,9 @@ export const databaseUnavailable = (cause: unknown) =>
   new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', {
     cause, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
   });
+/** Freeing space takes an operator, not a reconnect. */
+export const STORAGE_FULL_RETRY_AFTER_SECONDS = 60;
+export const storageFull = (cause: unknown) =>
+  new AppError('SERVICE_UNAVAILABLE', 'Storage is full: the change was not saved. Reads still work; try again once space has been freed', {
+    cause, headers: { 'retry-after': String(STORAGE_FULL_RETRY_AFTER_SECONDS) },
+  });

@@ -1,6 +1,13 @@
-// Start-up only: read config, build the app, listen, and shut down gracefully on SIGINT/SIGTERM.
+// Start-up only: read config, start tracing when asked, build the app, listen, and shut down
+// gracefully on SIGINT/SIGTERM.
+import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { buildApp } from './app.js';
+import type { buildApp as BuildApp } from './app.js';
+
+// SIGUSR2 backs up the embedded database (README, "Backing up the embedded database"). Listened
+// for before start-up: with no listener, SIGUSR2 would end the process.
+let onSigusr2: () => void = () => process.stderr.write('SIGUSR2 received while starting: no backup taken; send it again once the service is ready\n');
+process.on('SIGUSR2', () => onSigusr2());
 
 let config: Config;
 try {
@@ -13,10 +20,21 @@ try {
   throw err;
 }
 
-let app: Awaited<ReturnType<typeof buildApp>>;
+// Imported only with an endpoint set: without one, no OpenTelemetry code is loaded. Before app.js,
+// so that pg and ioredis load patched.
+const tracing = config.otlpEndpoint
+  ? (await import('./observability/tracing.js')).startTracing(
+      (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+    )
+  : undefined;
+const { buildApp } = await import('./app.js');
+const { backupOnSignal } = await import('./db/embedded-backup.js');
+
+let app: Awaited<ReturnType<typeof BuildApp>>;
 try {
   app = await buildApp({
     config,
+    ...(tracing ? { tracing } : {}),
     onBootstrap({ email, generatedPassword }) {
       // The one-time reveal of a generated password goes to the terminal, not into the logs.
       const password = generatedPassword ?? '(from BOOTSTRAP_ADMIN_PASSWORD)';
@@ -28,6 +46,8 @@ try {
   process.stderr.write(`start-up failed: ${(err as Error).message}\n`);
   process.exit(1);
 }
+
+onSigusr2 = backupOnSignal({ dataDir: config.dataDir, embedded: config.databaseUrl === null, log: app.log });
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

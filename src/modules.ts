@@ -108,7 +108,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay: sharedR
   const sso = createSsoService({ db, idp, secrets: ssoSecrets, issuer, tokens, recordAudit, publicUrl: config.publicUrl, now, log });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });
-  const usage = createUsageRecorder({ db, log: logError });
+  const usage = createUsageRecorder({ db, log: logError, store: rateLimits, now });
   const apiKeyAuth = createApiKeyAuth({ db, store: rateLimits, usage, bus, now, onRateLimited: metrics?.apiKeyRateLimited });
 
   const sites = createSitesService({ db, recordAudit, listCache: siteLists });

@@ -47,6 +47,9 @@ try {
 
 const dbName = `dms_test_${randomBytes(6).toString('hex')}`;
 await admin.query(`create database ${dbName}`);
+// Not held open through the suite: a restart of PostgreSQL meanwhile (the fault tests, a developer)
+// would end it, and an idle client's error event would end the runner.
+await admin.end();
 const testUrl = new URL(adminUrl);
 testUrl.pathname = `/${dbName}`;
 
@@ -57,7 +60,14 @@ try {
   await db.close();
   code = await runSuite({ TEST_DATABASE_URL: testUrl.toString() });
 } finally {
-  await admin.query(`drop database if exists ${dbName} with (force)`);
-  await admin.end();
+  const dropper = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
+  try {
+    await dropper.connect();
+    await dropper.query(`drop database if exists ${dbName} with (force)`);
+  } catch (err) {
+    process.stderr.write(`could not drop the test database ${dbName}: ${(err as Error).message}\n`);
+  } finally {
+    await dropper.end().catch(() => {});
+  }
 }
 process.exit(code);

@@ -7,6 +7,8 @@ import { testApp, testRedisUrl, type TestApp } from '../../test/support/app.js';
 import { createApiKey, createOrg, createPartner, createUser, type TestOrg, type TestPartner } from '../../test/support/factory.js';
 import { as, assertProblem, login, loginWithMfa, type Session } from '../../test/support/clients.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { applyUsageBatch, deploymentId } from './api-keys.repo.js';
+import { createRedisRateLimitStore, USAGE_BATCH_LEASE_MS } from './rate-limiter.js';
 
 const HOUR = 3_600_000;
 const redisUrl = await testRedisUrl();
@@ -209,6 +211,36 @@ describe('API keys across two instances (Redis)', { skip: redisUrl === null ? 'R
     await Promise.all([a.app.apiKeyUsage.flush(), b.app.apiKeyUsage.flush()]);
     const stored = (await as(a.app, admin)({ method: 'GET', url: `/api/v1/api-keys/${key.id}` })).json();
     assert.equal(stored.usageCount, 40);
+  });
+  it('keeps usage exact when an instance dies mid-flush: what it claimed is added once, by another', async () => {
+    const key = await create({ rateLimit: 100 });
+    const usage = async () => (await as(a.app, admin)({ method: 'GET', url: `/api/v1/api-keys/${key.id}` })).json().usageCount as number;
+    // A third instance, counted with the others in Redis, whose flushes are done by hand below (on
+    // the clock of `a`, which its sign-in moved ahead of `b`'s).
+    const { Redis } = await import('ioredis');
+    const namespace = await withTenant(a.db, SYSTEM_SCOPE, deploymentId);
+    const dying = createRedisRateLimitStore(new Redis(redisUrl!), () => {}, namespace);
+    try {
+      for (let i = 0; i < 7; i++) assert.equal((await get(a, key.key)).statusCode, 200);
+      // It took the counts out of Redis and died before the database saw them.
+      const lost = await dying.claimUsage!(a.clock.now());
+      assert.ok(lost.some((batch) => batch.usage.some((u) => u.count === 7)));
+      for (let i = 0; i < 4; i++) assert.equal((await get(b, key.key)).statusCode, 200);
+      // It took these, added them, and died before forgetting them in Redis.
+      const added = await dying.claimUsage!(a.clock.now());
+      for (const batch of added) assert.equal(await withTenant(a.db, SYSTEM_SCOPE, (tx) => applyUsageBatch(tx, batch.id, batch.usage)), true);
+      await Promise.all([a.app.apiKeyUsage.flush(), b.app.apiKeyUsage.flush()]);
+      assert.equal(await usage(), 4, 'claims still held are left to their instance');
+      // Once the claims run out, the next flush of a survivor takes both: adds the first, skips the second.
+      a.clock.advance(USAGE_BATCH_LEASE_MS + 1000);
+      await a.app.apiKeyUsage.flush();
+      assert.equal(await usage(), 11);
+      await a.app.apiKeyUsage.flush();
+      assert.equal(await usage(), 11);
+      assert.deepEqual(await dying.claimUsage!(a.clock.now() + 10 * USAGE_BATCH_LEASE_MS), [], 'nothing left behind in Redis');
+    } finally {
+      await dying.close();
+    }
   });
 });
 

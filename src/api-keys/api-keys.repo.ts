@@ -158,6 +158,27 @@ export async function revokeKey(tx: Queryable, id: string, now: Date): Promise<A
 }
 
 /** Adds counted usage; counts for a hash that is no longer the key's (rotated) are dropped. */
+/** This database's id, naming its keys in a Redis that other deployments may share. */
+export async function deploymentId(tx: Queryable): Promise<string> {
+  const { rows } = await tx.query<{ id: string }>('select id from deployment_identity');
+  return rows[0]!.id;
+}
+
+/**
+ * Adds a batch taken from the shared store unless its id was applied before (a retry after a crash),
+ * and prunes ids old enough that no retry can come. One transaction: the id and the counts land together.
+ */
+export async function applyUsageBatch(tx: Queryable, batchId: string, usage: { hash: string; count: number; lastUsedAt: Date }[]): Promise<boolean> {
+  const { rows } = await tx.query(
+    `with pruned as (delete from api_key_usage_batches where id in (select id from api_key_usage_batches where applied_at < now() - interval '1 day' limit 100))
+     insert into api_key_usage_batches (id) values ($1) on conflict do nothing returning id`,
+    [batchId],
+  );
+  if (rows.length === 0) return false;
+  if (usage.length > 0) await addUsage(tx, usage);
+  return true;
+}
+
 export async function addUsage(tx: Queryable, usage: { hash: string; count: number; lastUsedAt: Date }[]): Promise<void> {
   await tx.query(
     `update api_keys k set usage_count = k.usage_count + u.n,

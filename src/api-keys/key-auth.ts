@@ -147,7 +147,7 @@ export function createApiKeyAuth(deps: {
     async admit(caller, _request, reply, final) {
       const entry = keyOfCaller.get(caller)!;
       const now = deps.now();
-      const decision = await deps.store.take(entry.row.id, entry.row.rate_limit, final ? Number.MAX_SAFE_INTEGER : entry.row.version, now);
+      const decision = await deps.store.take(entry.row.id, entry.row.rate_limit, final ? Number.MAX_SAFE_INTEGER : entry.row.version, now, entry.hash);
       if (decision === 'stale') {
         forget(entry.row.id);
         return false;
@@ -158,7 +158,8 @@ export function createApiKeyAuth(deps: {
         const wait = Math.max(1, Math.ceil((decision.resetAt - now) / 1000));
         throw new AppError('RATE_LIMITED', `API key rate limit of ${decision.limit} requests per hour exceeded; retry in ${wait} seconds`);
       }
-      deps.usage.record(entry.hash, now);
+      // Counted with the admission by a shared store (Redis); else in this instance's memory.
+      if (!decision.counted) deps.usage.record(entry.hash, now);
       return true;
     },
 

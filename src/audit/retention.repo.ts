@@ -76,6 +76,15 @@ export async function currentAnchor(tx: Queryable, chainId: string): Promise<num
   return Number(rows[0]?.anchor_seq ?? 0);
 }
 
+/** The chain's anchor: the seq and checksum of the last row deleted (null: nothing deleted yet). */
+export async function anchorOf(tx: Queryable, chainId: string): Promise<{ seq: number; checksum: string } | null> {
+  const { rows } = await tx.query<{ anchor_seq: string; anchor_checksum: string }>(
+    `select anchor_seq, anchor_checksum from audit_chain_anchors where chain_id = $1 and anchor_seq > 0`,
+    [chainId],
+  );
+  return rows[0] ? { seq: Number(rows[0].anchor_seq), checksum: rows[0].anchor_checksum } : null;
+}
+
 /**
  * Locks the chain's anchor (creating it at 0 the first time) and returns it: another worker may
  * have moved it. The sealer never touches this row, so neither waits for the other.

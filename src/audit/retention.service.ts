@@ -85,11 +85,19 @@ export function createRetentionService(deps: {
     return { chainId: target, orgId: target };
   }
 
-  async function archiveSegment(chain: repo.ChainRef, fromAnchor: number, toSeq: number): Promise<number> {
+  /**
+   * Writes the segment's archive; null when its rows are no longer all there: another worker
+   * archived and deleted them since this one chose the segment, and its archive (same name) must
+   * not be replaced by one with fewer rows.
+   */
+  async function archiveSegment(chain: repo.ChainRef, fromAnchor: number, toSeq: number): Promise<number | null> {
     const { chainId, orgId } = chain;
+    // The row before the segment is gone (the anchor is the last row deleted): its checksum is the anchor's.
+    const anchor = fromAnchor === 0 ? null : await withAuditPrivilege(db, RETENTION, (tx) => repo.anchorOf(tx, chainId));
+    const anchorBefore = fromAnchor === 0 ? null : anchor?.seq === fromAnchor ? anchor : { seq: fromAnchor };
     const rows = await withAuditPrivilege(db, RETENTION, (tx) => audit.sealedRowsAfter(tx, chainId, fromAnchor, toSeq, toSeq - fromAnchor));
-    const anchorBefore = fromAnchor === 0 ? null : await withAuditPrivilege(db, RETENTION, (tx) => audit.sealedRowAt(tx, chainId, fromAnchor));
-    const header = { segment: { orgId, fromSeq: fromAnchor + 1, toSeq, anchorBefore: anchorBefore ?? (fromAnchor === 0 ? null : { seq: fromAnchor }), archivedAt: new Date(deps.now()).toISOString() } };
+    if (rows.length !== toSeq - fromAnchor) return null;
+    const header = { segment: { orgId, fromSeq: fromAnchor + 1, toSeq, anchorBefore, archivedAt: new Date(deps.now()).toISOString() } };
     const lines = [JSON.stringify(header), ...rows.map((r) => JSON.stringify({ id: r.id, seq: r.seq, ...toChainFields(r), prevChecksum: r.prev_checksum, checksum: r.checksum }))];
     const key = `${orgId ?? 'platform'}/${String(fromAnchor + 1).padStart(12, '0')}-${String(toSeq).padStart(12, '0')}.ndjson.gz`;
     await deps.archive.put(key, await gzipAsync(Buffer.from(`${lines.join('\n')}\n`)));
@@ -107,14 +115,22 @@ export function createRetentionService(deps: {
       const end = await withAuditPrivilege(db, RETENTION, (tx) => repo.expiredSegmentEnd(tx, chainId, anchor, cutoff, batchSize));
       if (end === null) break;
       if (policy.archive_to_object_store) {
+        let archived: number | null;
         try {
-          result.archived += await archiveSegment(chain, anchor, end);
+          archived = await archiveSegment(chain, anchor, end);
         } catch (err) {
           // The store is down: nothing is deleted, the cleanup waits for the next run, and it is reported.
           result.error = `archive to ${deps.archive.location} failed: ${(err as Error).message}`;
           deps.log('error', `audit retention for ${orgId ? `organization ${orgId}` : 'the platform chain'} postponed: ${result.error}`, err);
           break;
         }
+        if (archived === null) {
+          // Another worker deleted (part of) the segment, so it moved the anchor (the database
+          // deletes nothing above it): carry on from there.
+          anchor = await withTenant(db, SYSTEM_SCOPE, (tx) => repo.currentAnchor(tx, chainId));
+          continue;
+        }
+        result.archived += archived;
         await hooks.afterArchive?.({ orgId, fromSeq: anchor + 1, toSeq: end });
       }
       const moved = await withAuditPrivilege(db, RETENTION, async (tx) => {

@@ -10,9 +10,10 @@ import pg from 'pg';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { DATABASE_ROLES, roleLoginUrl } from '../config.js';
-import { databaseUnavailable } from '../errors.js';
+import { databaseUnavailable, storageFull } from '../errors.js';
 import { migrate, migrationConnection } from './migrate.js';
 import { loginWithPasswordFallback } from './role-logins.js';
+import { createStorageGuard, isStorageFull, READ_ONLY_SQL_TRANSACTION } from './storage-full.js';
 
 /** The non-superuser role every request runs as; created by the first migration. */
 export const APP_ROLE = DATABASE_ROLES.app;
@@ -258,6 +259,18 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
   } catch (err) {
     throw classify(err);
   }
+  // pg-pool listens for errors only on idle clients: a connection that dies while checked out (a
+  // restart of PostgreSQL between two statements) would otherwise emit an unhandled 'error' and
+  // end the process. The statement in progress, if any, fails by itself.
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  client.on('error', onError);
+  const release = (destroy = false) => {
+    client.removeListener('error', onError);
+    client.release(destroy || broken);
+  };
   const committed: (() => void)[] = [];
   let customPlans = false;
   const tx: Transaction = {
@@ -278,15 +291,15 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     await client.query(options?.setup ? `BEGIN; ${options.setup}` : 'BEGIN');
     const result = await fn(tx);
     await client.query('COMMIT');
-    client.release();
+    release();
     runAfterCommit(committed);
     return result;
   } catch (err) {
     try {
       await client.query('ROLLBACK');
-      client.release();
+      release();
     } catch {
-      client.release(true);
+      release(true);
     }
     throw classify(err);
   }
@@ -361,6 +374,18 @@ export async function connectPostgres(options: {
   return database;
 }
 
+/** Open embedded databases by directory: each one's files, copied between two transactions. */
+const embeddedDumps = new Map<string, () => Promise<Blob>>();
+
+/**
+ * A tarball (uncompressed) of the files of the embedded database open in this process at `dir`,
+ * or null. Taken holding PGlite's transaction lock, which every transaction holds from BEGIN to
+ * COMMIT: the copy has every committed transaction and nothing of one in progress (embedded-backup.ts).
+ */
+export function embeddedDatabaseDump(dir: string): (() => Promise<Blob>) | null {
+  return embeddedDumps.get(path.resolve(dir)) ?? null;
+}
+
 async function openPglite(options: DatabaseOptions): Promise<Database> {
   const dir = options.pgliteDir;
   if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
@@ -380,6 +405,9 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
 
   // PGlite serialises transactions itself (one connection), so concurrent requests queue here.
   let inFlight = 0;
+  // Short of disk space, only read-only transactions (storage-full.ts: PGlite hangs on a WAL PANIC).
+  const storage = dir.startsWith('memory://') ? null : createStorageGuard(dir);
+  const dump = () => db._runExclusiveTransaction(() => db.dumpDataDir('none'));
   const database: Database = {
     kind: 'pglite',
     appRole,
@@ -388,11 +416,13 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     privilegedTransaction: (_role, fn) => database.transaction(fn),
     async transaction(fn, txOptions) {
       if (closed) throw databaseUnavailable(new Error('the embedded database is closed'));
+      const readOnly = (await storage?.low()) ?? false;
       const committed: (() => void)[] = [];
       inFlight++;
       let result: Awaited<ReturnType<typeof fn>>;
       try {
         result = await db.transaction(async (ptx) => {
+          if (readOnly) await ptx.exec('set transaction read only');
           if (txOptions?.setup) await ptx.exec(txOptions.setup);
           return fn({
             async query(text, params, options) {
@@ -402,6 +432,10 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
             afterCommit: (cb) => committed.push(cb),
           });
         });
+      } catch (err) {
+        if (readOnly && (err as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION) throw storageFull(err);
+        if (isStorageFull(err)) storage?.recheck();
+        throw err;
       } finally {
         inFlight--;
       }
@@ -414,6 +448,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     usage: () => ({ kind: 'pglite', queued: Math.max(0, inFlight - 1) }),
     async close() {
       closed = true;
+      if (embeddedDumps.get(path.resolve(dir)) === dump) embeddedDumps.delete(path.resolve(dir));
       await db.close();
     },
   };
@@ -423,6 +458,7 @@ async function openPglite(options: DatabaseOptions): Promise<Database> {
     await db.close();
     throw err;
   }
+  if (!dir.startsWith('memory://')) embeddedDumps.set(path.resolve(dir), dump);
   return database;
 }
 

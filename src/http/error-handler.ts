@@ -2,8 +2,9 @@
 // errors are logged in full and answered with a bare 500: no stack, no SQL, no secret.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError, databaseUnavailable, invalidRequest, toProblem, type ErrorCode } from '../errors.js';
+import { AppError, databaseUnavailable, invalidRequest, storageFull, toProblem, type ErrorCode } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
+import { isStorageFull } from '../db/storage-full.js';
 import { conflictFor } from '../db/unique-conflicts.js';
 import { describeValidationErrors } from './validation.js';
 
@@ -66,6 +67,7 @@ export function toAppError(err: unknown): AppError {
     return new AppError(code, detail, { cause: err });
   }
   if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
+  if (isStorageFull(err)) return storageFull(err);
   const conflict = conflictFor(err);
   if (conflict) return conflict;
   if (e?.code && PG_CODES[e.code] && (e as { severity?: string }).severity) {

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import Fastify from 'fastify';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
 import { createUser } from '../../test/support/factory.js';
-import { assertProblem, login } from '../../test/support/clients.js';
+import { as, assertProblem, login, loginWithMfa } from '../../test/support/clients.js';
 import { clientIp } from './request-meta.js';
 import { installErrorHandling } from './error-handler.js';
 import { pageOf, paginated } from './pagination.js';
@@ -83,6 +83,36 @@ describe('HTTP foundation', () => {
     for (const secret of ['correct horse battery staple', 'svc_secretvalue', 'Bearer ', 'rt_']) {
       assert.ok(!output.includes(secret), `log output contains ${secret}`);
     }
+  });
+
+  it('puts the requestId on every log line of a request, also on those services write', async () => {
+    const stream = new PassThrough();
+    let output = '';
+    stream.on('data', (chunk) => (output += chunk));
+    const logged = await testApp({ db: t.db, clock: t.clock, env: { LOG_LEVEL: 'info' }, logStream: stream });
+    let answered: string;
+    try {
+      const admin = await loginWithMfa(logged.app, await createUser(t.db, { scope: 'system' }), t.clock);
+      // A body arrives through socket events: the request's context must survive parsing it.
+      const res = await as(logged.app, admin)({
+        method: 'POST', url: '/api/v1/users/invitations', headers: { 'x-request-id': 'ops-trace-42' },
+        payload: { email: `invitee-${Date.now()}@example.test`, name: 'Invited Person', role: 'readonly', scope: 'system' },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      answered = String(res.headers['x-request-id']);
+    } finally {
+      await logged.close();
+    }
+    assert.equal(answered, 'ops-trace-42');
+    const lines = output.split('\n').filter(Boolean);
+    // The mailer logs through the application's logger, not request.log.
+    const mail = lines.find((line) => line.includes('mail written to the outbox'));
+    assert.ok(mail, 'expected the mailer to log');
+    assert.equal(JSON.parse(mail).reqId, 'ops-trace-42');
+    const request = lines.find((line) => line.includes('request completed') && line.includes('/users/invitations'));
+    assert.ok(request);
+    // Bound once, whichever way the line was written.
+    for (const line of lines) assert.ok((line.match(/"reqId"/g) ?? []).length <= 1, line);
   });
 });
 

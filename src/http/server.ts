@@ -9,6 +9,7 @@ import { AppError } from '../errors.js';
 import { DEFAULT_CONSOLE_DIR, installConsole } from './console.js';
 import { answerFrameworkError, installErrorHandling, type NotFoundFallback } from './error-handler.js';
 import { installOpenApi } from './openapi.js';
+import { installRequestContext, requestChildLogger, requestLogMixin, type LogFields } from './request-context.js';
 import { installRequestMeta } from './request-meta.js';
 import { checkJsonBody, checkUrlValues, createValidatorCompiler } from './validation.js';
 
@@ -21,6 +22,8 @@ export interface ServerOptions {
   consoleDir?: string;
   /** Called once per answered request, with its time (metrics); unset costs nothing. */
   onRequestCompleted?: RequestCompleted;
+  /** More fields for every log line (the trace's ids, with tracing on). */
+  logFields?: LogFields;
 }
 
 /** The request's route template is `request.routeOptions.url` (undefined when no route matched). */
@@ -77,7 +80,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       // Buffered, asynchronous writes: a synchronous write per access-log line cost more than the
       // rest of a cached request. pino flushes the buffer on exit.
       stream: options.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+      mixin: requestLogMixin(options.logFields),
     },
+    childLoggerFactory: requestChildLogger,
     logController: new AccessLog(options.onRequestCompleted),
     genReqId: requestId,
     requestIdHeader: false,
@@ -96,6 +101,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook('preClose', async () => {
     closing = true;
   });
+  installRequestContext(app);
   // Callback-style hooks on every request: an async hook costs a promise and its microtasks per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

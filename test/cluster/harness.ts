@@ -11,7 +11,7 @@ import { freePort } from '../support/free-port.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const groups = new Set<number>();
 const tempDirs = new Set<string>();
@@ -256,4 +256,15 @@ export async function expectCall(expected: number, base: string, method: string,
   const reply = await call(base, method, url, opts);
   if (reply.status !== expected) throw new Error(`${method} ${base}${url} → ${reply.status} (expected ${expected}): ${JSON.stringify(reply.body)}`);
   return reply.body;
+}
+
+/** Polls `probe` until it returns something truthy; a probe that throws ends the wait with its error. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
 }

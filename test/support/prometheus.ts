@@ -28,18 +28,21 @@ export interface Prometheus {
   stop(): Promise<void>;
 }
 
-/** Debian installs it as /usr/bin/prometheus; null when it is not there. */
-export function prometheusPath(): string | null {
+/** A program on PATH or in /usr/bin (where Debian installs prometheus and promtool); null when absent. */
+function binaryPath(name: string): string | null {
   for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin'].filter(Boolean)) {
     try {
-      accessSync(path.join(dir, 'prometheus'), constants.X_OK);
-      return path.join(dir, 'prometheus');
+      accessSync(path.join(dir, name), constants.X_OK);
+      return path.join(dir, name);
     } catch {
       // not here
     }
   }
   return null;
 }
+
+export const prometheusPath = () => binaryPath('prometheus');
+export const promtoolPath = () => binaryPath('promtool');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
