@@ -241,8 +241,12 @@ export const EXPECTATIONS: Record<string, Expectation> = {
     probes: searchProbes('/api/v1/orgs/organizations', 'Victim', ['partner-admin', 'partner-readonly'], 'partnerId'),
   }),
   'POST /api/v1/orgs/organizations': jwt('organizations:write', refuse(403, 'PARTNER_MISMATCH'), partnerOnly),
-  // A's organization ids in the order are dropped: the answer is B's own order.
-  'PATCH /api/v1/orgs/organizations/order': jwt('organizations:write', NOTHING_OF_A, partnerOnly),
+  // Only a system caller names another partner: B naming A's is refused before anything is read.
+  // Without partnerId, A's organization ids in the order are dropped: the answer is B's own order.
+  'PATCH /api/v1/orgs/organizations/order': jwt('organizations:write', refuse(403, 'PARTNER_MISMATCH'), {
+    ...partnerOnly,
+    probes: (a) => [{ name: 'B’s own order listing A’s organizations', credential: 'partner-admin', payload: { organizationOrder: [a.orgId, a.otherOrgId] }, expect: NOTHING_OF_A }],
+  }),
   // DESIGN.md §3: hide existence; a partner-scope caller gets 404 for an organization it cannot see.
   'GET /api/v1/orgs/organizations/{id}': jwt('organizations:read', NOT_FOUND, partnerOnly),
   'PATCH /api/v1/orgs/organizations/{id}': jwt('organizations:write', NOT_FOUND, partnerOnly),

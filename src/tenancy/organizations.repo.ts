@@ -155,7 +155,8 @@ export async function softDeleteOrganization(tx: Queryable, id: string, at: Date
  * The partner's live organizations in registration order, for cleaning an order list, with the
  * partner's row locked so order writes (and creations) take turns. Empty when the partner is gone.
  */
-export async function lockedRegistrationOrder(tx: Queryable, partnerId: string): Promise<string[]> {
+/** The partner's live organizations in registration order, its row locked; null when the partner is gone. */
+export async function lockedRegistrationOrder(tx: Queryable, partnerId: string): Promise<string[] | null> {
   const { rows } = await tx.query<{ id: string | null }>(
     `select o.id from partners p
        left join lateral (select id, created_at from organizations where partner_id = p.id and deleted_at is null) o on true
@@ -164,6 +165,7 @@ export async function lockedRegistrationOrder(tx: Queryable, partnerId: string):
       for update of p`,
     [partnerId],
   );
+  if (rows.length === 0) return null;
   return rows.flatMap((r) => (r.id === null ? [] : [r.id]));
 }
 

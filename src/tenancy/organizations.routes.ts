@@ -29,7 +29,7 @@ export function organizationsRoutes(deps: { organizations: OrganizationsService 
     });
 
     app.patch('/organizations/order', {
-      config: auth('organizations:write', ['partner']),
+      config: auth('organizations:write', ['partner', 'system']),
       schema: {
         operationId: 'reorderOrganizations',
         tags,
@@ -37,11 +37,12 @@ export function organizationsRoutes(deps: { organizations: OrganizationsService 
         description: 'Unknown or deleted ids are dropped; reachable organizations left out follow in registration order. '
           + 'A caller reaching only some of the partner’s organizations reorders those only: they take the slots they occupy '
           + 'in the current display order, in the new order, and every other organization keeps its slot. '
-          + 'The answer lists only the organizations the caller reaches.',
-        body: S.OrganizationOrder,
+          + 'The answer lists only the organizations the caller reaches. '
+          + 'A system-scope caller names the partner with partnerId (without it: 403 PERMISSION_DENIED; an unknown partner: 404).',
+        body: S.OrganizationOrderBody,
         response: { 200: S.OrganizationOrder },
       },
-    }, (request) => deps.organizations.setOrder(callerOf(request), request.body.organizationOrder));
+    }, (request) => deps.organizations.setOrder(callerOf(request), request.body.organizationOrder, request.body.partnerId));
 
     app.get('/organizations/:id', {
       config: auth('organizations:read'),

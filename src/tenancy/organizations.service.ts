@@ -171,13 +171,22 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
      * caller reaching only some of the partner's organizations reorders those only (see
      * mergeOrganizationOrder) and gets back only those.
      */
-    async setOrder(caller: Caller, order: string[]): Promise<{ organizationOrder: string[] }> {
-      if (!caller.partnerId) throw partnerContextRequired('order');
-      const partnerId = caller.partnerId;
+    async setOrder(caller: Caller, order: string[], named?: string): Promise<{ organizationOrder: string[] }> {
+      let partnerId: string;
+      if (caller.scope === 'system') {
+        // SPEC gives this endpoint to partner scope; a system caller may use it by naming the partner.
+        if (!named) throw new AppError('PERMISSION_DENIED', 'A system-scope caller orders a partner’s organizations by naming it: partnerId is required');
+        partnerId = named;
+      } else {
+        if (!caller.partnerId) throw partnerContextRequired('order');
+        if (named && named !== caller.partnerId) throw partnerMismatch();
+        partnerId = caller.partnerId;
+      }
       return withTenant(db, caller.tenant, async (tx) => {
         // Row-level security: only what the caller reaches. The partner's row is locked, so order
         // writes (and creations) take turns and two narrow callers cannot lose each other's slots.
         const live = await orgs.lockedRegistrationOrder(tx, partnerId);
+        if (!live) throw notFound('Partner');
         const known = new Set(live);
         const kept = [...new Set(order)].filter((id) => known.has(id));
         const cleaned = [...kept, ...live.filter((id) => !kept.includes(id))];

@@ -129,6 +129,22 @@ describe('organizations', () => {
     assertProblem(await as(t.app, admin)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload: { organizationOrder: ['nope'] } }), 400, 'VALIDATION_FAILED');
   });
 
+  it('lets a system caller order a partner’s organizations by naming the partner, and no one else name it', async () => {
+    const p = await createPartner(t.db);
+    const [o1, o2] = [await createOrg(t.db, p.id), await createOrg(t.db, p.id)];
+    const reorder = (who: string, payload: Record<string, unknown>) =>
+      call(who)({ method: 'PATCH', url: '/api/v1/orgs/organizations/order', payload });
+    const res = await reorder('system', { partnerId: p.id, organizationOrder: [o2!.id, foreign.id] });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { organizationOrder: [o2!.id, o1!.id] }, 'another partner’s organization is dropped');
+    const listed = await call('system')({ method: 'GET', url: `/api/v1/orgs/organizations?partnerId=${p.id}` });
+    assert.deepEqual((listed.json().data as { id: string }[]).map((o) => o.id), [o2!.id, o1!.id]);
+    assertProblem(await reorder('system', { organizationOrder: [o1!.id] }), 403, 'PERMISSION_DENIED');
+    assertProblem(await reorder('system', { partnerId: '00000000-0000-4000-8000-000000000000', organizationOrder: [] }), 404, 'NOT_FOUND');
+    assertProblem(await reorder('partnerAll', { partnerId: p.id, organizationOrder: [o1!.id] }), 403, 'PARTNER_MISMATCH');
+    assertProblem(await reorder('orgAdmin', { partnerId: p.id, organizationOrder: [o1!.id] }), 403, 'PERMISSION_DENIED');
+  });
+
   it('lets a partner user reaching some organizations reorder only those, keeping every other slot', async () => {
     const p = await createPartner(t.db);
     const [o1, o2, o3, o4] = [await createOrg(t.db, p.id), await createOrg(t.db, p.id), await createOrg(t.db, p.id), await createOrg(t.db, p.id)].map((o) => o.id);

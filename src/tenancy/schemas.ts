@@ -138,6 +138,13 @@ export const OrganizationList = Paginated(Organization);
 export const AccessibleOrganizations = Type.Object({ data: Type.Array(Organization) });
 export const OrganizationListQuery = Type.Object({ ...PaginationQuery, partnerId: Type.Optional(Uuid), search: SearchFilter('name') });
 export const OrganizationOrder = Type.Object({ organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }) }, { additionalProperties: false });
+export const OrganizationOrderBody = Type.Object({
+  organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }),
+  partnerId: Type.Optional(Type.Unsafe<string>({
+    ...Uuid,
+    description: 'The partner whose organizations are ordered: required for a system-scope caller; a partner-scope caller may name only its own partner',
+  })),
+}, { additionalProperties: false });
 
 // --- sites --------------------------------------------------------------------------------------
 
