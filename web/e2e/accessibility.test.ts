@@ -1,5 +1,7 @@
 // An automated accessibility check: axe-core (WCAG 2.0/2.1 A and AA rules) on every page of the
-// console, signed in as the admin and as a read-only user; no violation of impact "serious" or
+// console, signed in as the admin and as a read-only user, with the states pages have beyond their
+// first look (a destination's and a user's detail, MFA setup, an open confirmation dialog, the MFA
+// code step) and the pages without a session; no violation of impact "serious" or
 // "critical" is allowed except those in EXCEPTIONS below (each named with rule, page and reason).
 // axe is injected as a script tag, which the console's Content-Security-Policy would refuse, so this
 // test's browser context bypasses the CSP; nothing else about the pages changes.
@@ -10,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { TOTP } from 'otpauth';
 import { ADMIN, apiCall, cannotRun, launchBrowser, type Service, startService } from './harness.js';
+import { freePort } from '../../test/support/free-port.js';
 
 const skip = cannotRun();
 if (skip && process.env.CI) throw new Error(`the console's browser tests must run in CI: ${skip}`);
@@ -54,7 +57,7 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
   let browser: Browser;
   let adminSecret: string;
   let lastStep = 0;
-  const ids = {} as { partner: string; org: string; site: string; device: string };
+  const ids = {} as { partner: string; org: string; site: string; device: string; destination: string; reader: string };
 
   async function openPage(): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
     const context = await browser.newContext({ baseURL: service.url, viewport: { width: 1280, height: 900 }, bypassCSP: true });
@@ -79,7 +82,7 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
   }
 
   before(async () => {
-    service = await startService();
+    service = await startService({ OUTBOUND_ALLOW_PRIVATE: 'true' });
     const first = await apiCall<Tokens>(service, 'POST', '/auth/login', ADMIN);
     adminSecret = (await apiCall<{ secret: string }>(service, 'POST', '/auth/mfa/setup', undefined, first.accessToken)).secret;
     const totp = new TOTP({ secret: adminSecret });
@@ -98,7 +101,11 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
       enrollmentKey: key, hostname: 'reception-pc', osType: 'windows', osVersion: '10.0.19045', architecture: 'x86_64', agentVersion: '1.0.0',
     });
     ids.device = device.deviceId;
-    await apiCall(service, 'POST', '/users', { ...READER, name: 'Rita Reader', scope: 'organization', orgId: ids.org, role: 'readonly' }, token);
+    ids.reader = (await apiCall<{ id: string }>(service, 'POST', '/users', { ...READER, name: 'Rita Reader', scope: 'organization', orgId: ids.org, role: 'readonly' }, token)).id;
+    // A webhook nobody answers: its page shows the failed attempts too.
+    ids.destination = (await apiCall<{ id: string }>(service, 'POST', '/event-destinations', {
+      name: 'SIEM collector', kind: 'webhook', url: `http://127.0.0.1:${await freePort()}/hook`, orgId: ids.org,
+    }, token)).id;
     browser = await launchBrowser();
   });
 
@@ -116,10 +123,12 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
       await page.getByLabel('E-mail').fill(ADMIN.email);
       await page.getByLabel('Password').fill(ADMIN.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByLabel('Authentication code').waitFor();
+      const findings: Finding[] = [];
+      findings.push(...await audit(page, 'sign-in flow: MFA code step'));
       await page.getByLabel('Authentication code').fill(new TOTP({ secret: adminSecret }).generate({ timestamp: Date.now() + STEP }));
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.getByRole('heading', { name: /^Welcome/ }).waitFor();
-      const findings: Finding[] = [];
       findings.push(...await audit(page, 'sign-in flow: overview'));
       findings.push(...await visit(page, [
         ['overview', '/'],
@@ -137,10 +146,20 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
         ['API keys', '/api-keys'],
         ['enrollment keys', '/enrollment-keys'],
         ['destinations', '/destinations'],
+        ['destination page', `/destinations/${ids.destination}`],
         ['users', '/users'],
+        ['user page', `/users/${ids.reader}`],
         ['audit log', '/audit'],
         ['my account', '/account'],
+        ['MFA (on)', '/account/mfa'],
+        ['not found', '/no-such-page'],
       ]));
+      // A confirmation dialog open over its page.
+      await page.goto(`/devices/${ids.device}`);
+      await page.getByRole('button', { name: 'Decommission reception-pc' }).click();
+      await page.getByRole('dialog', { name: 'Decommission reception-pc' }).waitFor();
+      findings.push(...await audit(page, 'decommission dialog'));
+      await page.keyboard.press('Escape');
       // An audit entry: the first one the log lists.
       await page.goto('/audit');
       await page.locator('main table a[href^="/audit/"]').first().click();
@@ -148,6 +167,23 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
       findings.push(...await visit(page, [['audit entry', new URL(page.url()).pathname]]));
       assert.deepEqual(errors, []);
       assert.equal(findings.length, 0, `axe found serious or critical violations:\n${report(findings)}`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('has no serious or critical violations on the pages without a session', async () => {
+    const { context, page, errors } = await openPage();
+    try {
+      // Links from e-mails with a token that is not valid: their pages say so.
+      const findings = await visit(page, [
+        ['sign-in', '/sign-in'],
+        ['forgot password', '/forgot-password'],
+        ['reset password (invalid link)', '/reset-password?token=not-a-valid-token'],
+        ['accept invitation (invalid link)', '/accept-invitation?token=not-a-valid-token'],
+      ]);
+      assert.deepEqual(errors, []);
+      assert.equal(findings.length, 0, `axe found serious or critical violations (no session):\n${report(findings)}`);
     } finally {
       await context.close();
     }
@@ -176,6 +212,7 @@ describe('web console accessibility (axe-core, WCAG A/AA, serious and critical)'
         ['device event logs', `/devices/${ids.device}/events`],
         ['device live event logs', `/devices/${ids.device}/live`],
         ['my account', '/account'],
+        ['MFA setup (off: QR code and secret)', '/account/mfa'],
       ]);
       // A control that the check can fail: a faint paragraph and an image without text are reported.
       await page.evaluate(`(() => { const p = document.createElement('p'); p.id = 'a11y-control'; p.style.color = '#ddd'; p.style.background = '#fff'; p.textContent = 'faint text'; const img = document.createElement('img'); img.src = '/favicon.svg'; p.append(img); document.querySelector('main').append(p); })()`);

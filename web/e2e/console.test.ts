@@ -108,7 +108,7 @@ describe('web console in a real browser', { skip: skip ?? false }, () => {
     await siteForm.getByRole('alert').first().waitFor();
     await siteForm.getByLabel('Timezone').fill('Europe/Zurich');
     await siteForm.getByRole('button', { name: 'Create site' }).click();
-    await page.getByRole('table', { name: 'Sites' }).getByRole('cell', { name: 'Main office' }).waitFor();
+    await page.getByRole('table', { name: 'Sites' }).getByRole('cell', { name: 'Main office', exact: true }).waitFor();
     await shot('site-created');
   });
 

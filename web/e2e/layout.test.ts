@@ -174,7 +174,7 @@ describe('web console layout, keyboard and focus in a real browser', { skip: ski
     // The tables keep their semantics when they scroll in their own box.
     await choose('Sites');
     const table = page.getByRole('table', { name: 'Sites' });
-    await table.getByRole('cell', { name: LONG_SITE }).waitFor();
+    await table.getByRole('cell', { name: LONG_SITE, exact: true }).waitFor();
     assert.ok(await sidewaysOverflow() <= 0, 'Sites with a long name: no sideways scroll of the page');
   });
 
@@ -196,7 +196,7 @@ describe('web console layout, keyboard and focus in a real browser', { skip: ski
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     await page.waitForTimeout(500);
-    await page.getByRole('table', { name: 'Sites' }).getByRole('cell', { name: 'Front desk' }).waitFor();
+    await page.getByRole('table', { name: 'Sites' }).getByRole('cell', { name: 'Front desk', exact: true }).waitFor();
   });
 
   it('names each reorder button after its organization', async () => {

@@ -1,6 +1,8 @@
 // A button that asks before it acts, in a modal <dialog> (keyboard and screen-reader friendly).
 // A destructive question opens with Cancel focused, so Enter or Space alone never destroys; Escape
-// cancels (the dialog's own cancel); on closing, the focus returns to the button that opened it.
+// cancels (the dialog's own cancel); on closing, the focus returns to the button that opened it, and
+// when the confirmed action removed that button (a deleted row), to the outcome it reported (the
+// page's notice) or else the page's heading, never to the top of the document.
 import { useRef, useState, type ReactNode } from 'react';
 
 export function ConfirmButton({ label, name, question, confirmLabel = label, onConfirm, disabled, danger = true }: {
@@ -45,6 +47,8 @@ export function ConfirmButton({ label, name, question, confirmLabel = label, onC
             await onConfirm();
           } finally {
             setBusy(false);
+            // After React has rendered the outcome (a frame later).
+            requestAnimationFrame(() => requestAnimationFrame(focusOutcomeIfLost));
           }
         }}>
           <p>{question}</p>
@@ -56,4 +60,14 @@ export function ConfirmButton({ label, name, question, confirmLabel = label, onC
       </dialog>
     </>
   );
+}
+
+/** Where the focus goes when the focused control is gone: the latest notice, else the page's heading. */
+function focusOutcomeIfLost() {
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  const target = document.querySelector<HTMLElement>('main .notice[role=status], main [role=alert]') ?? document.querySelector<HTMLElement>('main h1');
+  if (!target) return;
+  if (!target.hasAttribute('tabindex')) target.tabIndex = -1;
+  target.focus();
 }

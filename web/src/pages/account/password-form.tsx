@@ -8,6 +8,7 @@ import { Field } from '../../ui/forms';
 import { ErrorMessage } from '../../ui/states';
 import { useAction } from '../../ui/use-load';
 import { Notice } from '../users/parts';
+import { useNotice } from '../../ui/notice';
 
 type FieldName = 'currentPassword' | 'newPassword' | 'confirm';
 
@@ -18,7 +19,7 @@ export function PasswordForm({ onChanged }: { onChanged: () => void }) {
   const [next, setNext] = useState('');
   const [confirm, setConfirm] = useState('');
   const [errors, setErrors] = useState<Partial<Record<FieldName, string>>>({});
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const change = useAction(async () => {
     await call(api.POST('/api/v1/auth/password/change', { body: { currentPassword: current, newPassword: next } }));
     setCurrent('');
@@ -56,13 +57,13 @@ export function PasswordForm({ onChanged }: { onChanged: () => void }) {
       {/* The account name lets a password manager store the new password under the right entry. */}
       <input type="email" autoComplete="username" value={user.email} readOnly hidden />
       <Field label="Current password" error={fieldError('currentPassword')}>
-        <input type="password" autoComplete="current-password" value={current} maxLength={1024} onChange={(e) => setCurrent(e.target.value)} required />
+        <input type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} required />
       </Field>
       <Field label="New password" error={fieldError('newPassword')} hint="8 to 256 characters. A long phrase is easier to remember and harder to guess.">
-        <input type="password" autoComplete="new-password" value={next} maxLength={256} onChange={(e) => setNext(e.target.value)} required />
+        <input type="password" autoComplete="new-password" value={next} onChange={(e) => setNext(e.target.value)} required />
       </Field>
       <Field label="New password again" error={fieldError('confirm')}>
-        <input type="password" autoComplete="new-password" value={confirm} maxLength={256} onChange={(e) => setConfirm(e.target.value)} required />
+        <input type="password" autoComplete="new-password" value={confirm} onChange={(e) => setConfirm(e.target.value)} required />
       </Field>
       <Notice message={done} />
       {sso ? (

@@ -10,13 +10,14 @@ import { SecretReveal } from '../../ui/secret-reveal';
 import { ErrorMessage } from '../../ui/states';
 import { useAction } from '../../ui/use-load';
 import { Notice } from '../users/parts';
+import { useNotice } from '../../ui/notice';
 
 const WARNING = 'Store these codes somewhere safe now, away from your phone: they are shown only once. Each one signs you in once in place of a code from your authenticator app. Codes you created before these no longer work.';
 
 export function RecoveryCodes() {
   const user = useUser();
   const [codes, setCodes] = useState<string[] | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const region = useRef<HTMLDivElement>(null);
   const create = useAction(async () => {
     setDone(null);

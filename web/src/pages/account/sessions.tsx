@@ -1,7 +1,6 @@
 // The signed-in user's live sessions (API.md §10 GET /auth/sessions): which device, from where, when
 // signed in and last used, with single sign-on and MFA marks. Each can be ended (ending this one signs
 // out here), or every one but this.
-import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { useSession } from '../../session/session';
 import { ConfirmButton } from '../../ui/confirm';
@@ -12,6 +11,7 @@ import { useAction, type Loaded } from '../../ui/use-load';
 import type { Ok } from '../../api/types';
 import { Notice } from '../users/parts';
 import { describeUserAgent } from './user-agent';
+import { useNotice } from '../../ui/notice';
 
 export type SessionList = Ok<'/api/v1/auth/sessions', 'get'>;
 type SessionItem = SessionList['data'][number];
@@ -29,7 +29,7 @@ function deviceNames(sessions: SessionItem[]): Map<string, string> {
 
 export function Sessions({ list, onPage }: { list: Loaded<SessionList>; onPage: (page: number) => void }) {
   const session = useSession();
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const revoke = useAction(async (s: SessionItem, name: string) => {
     setDone(null);
     await call(api.DELETE('/api/v1/auth/sessions/{id}', { params: { path: { id: s.id } } }));

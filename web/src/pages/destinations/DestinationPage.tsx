@@ -17,6 +17,7 @@ import { ROTATED_WARNING, RESULT_LABELS, coverageLabel, type Destination, type D
 import { DestinationEditForm } from './destination-form';
 import { ReplayForm, TestEvent } from './destination-tools';
 import { DestinationStatus, Notice, OneTimeSecret, PageHeading } from './parts';
+import { useNotice } from '../../ui/notice';
 
 const REFRESH_MS = 5000;
 
@@ -57,7 +58,7 @@ function DestinationView({ destination: d, directory, gate, arrived, reload }: {
 }) {
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const [secret, setSecret] = useState<string | null>(null);
   const editButton = useRef<HTMLButtonElement>(null);
   const quoted = `“${d.name}”`;

@@ -106,7 +106,7 @@ export function DestinationCreateForm({ directory, initialCover, onCreated, onCa
     <FormFrame form={form} titleId="new-destination-title" title="New event destination" labels={['Create destination', 'Creating…']} onSubmit={() => void submit()} onCancel={onCancel}>
       <CoverageChoice directory={directory} value={cover} onChange={setCover} error={form.fieldError('cover')} />
       <Field label="Name" error={form.fieldError('name')} hint="What receives the events, so you recognise it later.">
-        <input value={name} maxLength={255} onChange={(e) => setName(e.target.value)} required />
+        <input value={name} onChange={(e) => setName(e.target.value)} required />
       </Field>
       <Field label="Kind">
         <select value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
@@ -156,7 +156,7 @@ export function DestinationEditForm({ destination, onSaved, onCancel }: { destin
   return (
     <FormFrame form={form} titleId="edit-destination-title" title={<>Edit “{destination.name}”</>} labels={['Save changes', 'Saving…']} onSubmit={() => void submit()} onCancel={onCancel}>
       <Field label="Name" error={form.fieldError('name')}>
-        <input value={name} maxLength={255} onChange={(e) => setName(e.target.value)} required />
+        <input value={name} onChange={(e) => setName(e.target.value)} required />
       </Field>
       <UrlField kind={destination.kind} value={url} onChange={setUrl} error={form.fieldError('url')} />
       <FilterFields actions={actions} onActions={setActions} results={results} onResults={setResults} error={form.fieldError('filter')} />
@@ -174,7 +174,7 @@ function UrlField({ kind, value, onChange, error }: { kind: Kind; value: string;
     : 'syslog+tls://host:port (RFC 5425) or syslog+tcp://host:port.';
   return (
     <Field label="URL" error={error} hint={hint}>
-      <input type="url" inputMode="url" value={value} maxLength={2048} spellCheck={false} autoComplete="off" onChange={(e) => onChange(e.target.value)} required />
+      <input type="url" inputMode="url" value={value} spellCheck={false} autoComplete="off" onChange={(e) => onChange(e.target.value)} required />
     </Field>
   );
 }

@@ -8,6 +8,7 @@ import { useAction } from '../../ui/use-load';
 import { Gated, type WriteGate } from '../../ui/write-gate';
 import { orgLabel, type Destination, type Directory, type TestResult } from './destination';
 import { Notice } from './parts';
+import { useNotice } from '../../ui/notice';
 
 export function TestEvent({ destination, gate }: { destination: Destination; gate: WriteGate }) {
   const [result, setResult] = useState<TestResult | null>(null);
@@ -45,7 +46,7 @@ export function ReplayForm({ destination, directory, gate }: { destination: Dest
   const [chain, setChain] = useState('');
   const [fromSeq, setFromSeq] = useState('');
   const [error, setError] = useState<string | undefined>();
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const several = destination.orgId === null;
   const orgs = (directory?.orgs ?? []).filter((o) => destination.partnerId === null || o.partnerId === destination.partnerId);
   const replay = useAction(async (orgId: string | null | undefined, seq: number) => {

@@ -7,7 +7,6 @@ import { useCan } from '../../session/session';
 import { formatDateTime } from '../../ui/format';
 import { Empty, Loadable } from '../../ui/states';
 import { useLoad, usePolling } from '../../ui/use-load';
-import { useState } from 'react';
 import { DeviceOverview, NoDeviceAccess } from './DeviceOverview';
 import { DiagnosticLogs } from './DiagnosticLogs';
 import { StoredEventLogs } from './StoredEventLogs';
@@ -18,6 +17,7 @@ import { loadOrganizations, loadSite } from '../../api/directory';
 import { DeviceStatus } from './device-status';
 import { RouteNotice } from '../tenancy/page-notices';
 import type { Device } from './device';
+import { useNotice } from '../../ui/notice';
 
 const STATUS_REFRESH_MS = 10_000;
 
@@ -55,7 +55,7 @@ function DeviceTabs({ device, reloadDevice }: { device: Device; reloadDevice: ()
   const base = `/devices/${device.id}`;
   const live = { device, reloadDevice };
   const can = useCan();
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice();
   return (
     <>
       <h1>{device.hostname} <DeviceStatus device={device} /></h1>

@@ -26,6 +26,7 @@ export function DevicesPage() {
 }
 
 function DeviceList() {
+  const can = useCan();
   const query = useListQuery(['orgId', 'siteId', 'status', 'search', 'limit']);
   const { orgId, siteId, status, search, limit } = query.filters;
   const invalid = [
@@ -91,7 +92,7 @@ function DeviceList() {
         <Loadable state={devices} isEmpty={(page) => !page || page.data.length === 0} empty={orgId || siteId || status || search ? 'No device matches these filters.' : 'No devices yet. Enroll an agent with an enrollment key.'}>
           {(page) => page && (
             <>
-              <DeviceTable devices={page.data} orgName={orgName} siteName={siteName} busy={devices.loading} />
+              <DeviceTable devices={page.data} orgName={orgName} siteName={siteName} linkTenancy={can('organizations:read')} busy={devices.loading} />
               <Pager list={page} onPage={query.setPage} label="Device pages" />
             </>
           )}
@@ -101,7 +102,14 @@ function DeviceList() {
   );
 }
 
-function DeviceTable({ devices, orgName, siteName, busy }: { devices: Device[]; orgName: (id: string) => string; siteName: (id: string) => string; busy: boolean }) {
+/** `linkTenancy`: the organization and site names link to their pages (for callers who can read them). */
+function DeviceTable({ devices, orgName, siteName, linkTenancy, busy }: {
+  devices: Device[];
+  orgName: (id: string) => string;
+  siteName: (id: string) => string;
+  linkTenancy: boolean;
+  busy: boolean;
+}) {
   return (
     <table aria-busy={busy}>
       <caption className="hint devices-caption">Devices, newest enrolled first</caption>
@@ -114,8 +122,8 @@ function DeviceTable({ devices, orgName, siteName, busy }: { devices: Device[]; 
             <td><Link to={`/devices/${d.id}`}>{d.hostname}</Link></td>
             <td><StatusBadge status={d.status} /></td>
             <td>{osLabel(d)}</td>
-            <td>{orgName(d.orgId)}</td>
-            <td>{siteName(d.siteId)}</td>
+            <td>{linkTenancy ? <Link to={`/organizations/${d.orgId}`}>{orgName(d.orgId)}</Link> : orgName(d.orgId)}</td>
+            <td>{linkTenancy ? <Link to={`/sites/${d.siteId}`}>{siteName(d.siteId)}</Link> : siteName(d.siteId)}</td>
             <td>{d.lastSeenAt ? formatDateTime(d.lastSeenAt) : 'never'}</td>
           </tr>
         ))}

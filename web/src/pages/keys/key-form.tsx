@@ -152,7 +152,7 @@ interface FieldProps { value: string; onChange: (value: string) => void; error: 
 export function NameField({ value, onChange, error, hint }: FieldProps) {
   return (
     <Field label="Name" error={error} hint={hint}>
-      <input value={value} maxLength={NAME_MAX} onChange={(e) => onChange(e.target.value)} required />
+      <input value={value} onChange={(e) => onChange(e.target.value)} required />
     </Field>
   );
 }

@@ -14,6 +14,7 @@ import { useAction, useLoad, type Loaded } from '../../ui/use-load';
 import { OrganizationFilter, initialOrg, orgName, useOrganizations } from './key-organizations';
 import { KeyReveal, type Revealed } from './key-reveal';
 import { Gated, NewKeyButton, WriteGateNote, useWriteGate, type WriteGate } from './write-gate';
+import { useNotice } from '../../ui/notice';
 
 interface Key { id: string; orgId: string; name: string }
 
@@ -54,7 +55,7 @@ export function useKeyScreen<K extends Key, F extends string>(
   const list = useLoad(() => load(query), [query.key]);
   const [creating, setCreating] = useState(false);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const [open, setOpen] = useState<string | null>(null);
   const [actingId, setActingId] = useState<string | null>(null);
   const action = useAction(async (key: K, run: () => Promise<string | void>) => {

@@ -34,7 +34,7 @@ export function AcceptInvitationPage() {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const found: typeof errors = { ...checkNewPassword(password, again) };
-    if (name.trim().length > 255) found.name = 'The name can have at most 255 characters.';
+    if (name.trim().length > 255) found.name = `The name can have at most 255 characters (now ${name.trim().length}).`;
     setErrors(found);
     if (Object.keys(found).length > 0) {
       requestAnimationFrame(() => form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
@@ -76,7 +76,7 @@ export function AcceptInvitationPage() {
       <form ref={form} onSubmit={submit} noValidate aria-label="Accept invitation">
         <p>Choose the password of your new account. You sign in with the e-mail address the invitation was sent to.</p>
         <Field label="Your name" error={errors.name ?? fieldError('name')} hint="Optional: leave it empty to keep the name given in the invitation.">
-          <input autoComplete="name" value={name} maxLength={255} onChange={(e) => setName(e.target.value)} />
+          <input autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
         <NewPasswordFields
           password={password}

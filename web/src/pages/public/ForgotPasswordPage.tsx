@@ -44,7 +44,7 @@ export function ForgotPasswordPage() {
         <form onSubmit={submit} noValidate aria-label="Send a password reset link">
           <p>Enter the address you sign in with. We will mail you a link to choose a new password.</p>
           <Field label="E-mail" error={fieldError ?? send.error?.forField('email')}>
-            <input type="email" autoComplete="username" value={email} maxLength={255} onChange={(e) => setEmail(e.target.value)} required autoFocus />
+            <input type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus />
           </Field>
           <ErrorMessage error={send.error?.forField('email') ? null : send.error} />
           <div className="actions">

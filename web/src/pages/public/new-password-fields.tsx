@@ -16,10 +16,10 @@ export function NewPasswordFields({ password, again, onPassword, onAgain, errors
     <>
       {account !== undefined && <input type="email" autoComplete="username" value={account} readOnly hidden />}
       <Field label="New password" error={errors.password} hint="8 to 256 characters. A long phrase is easier to remember and harder to guess.">
-        <input type="password" autoComplete="new-password" value={password} maxLength={256} onChange={(e) => onPassword(e.target.value)} required autoFocus={autoFocus} />
+        <input type="password" autoComplete="new-password" value={password} onChange={(e) => onPassword(e.target.value)} required autoFocus={autoFocus} />
       </Field>
       <Field label="New password again" error={errors.again}>
-        <input type="password" autoComplete="new-password" value={again} maxLength={256} onChange={(e) => onAgain(e.target.value)} required />
+        <input type="password" autoComplete="new-password" value={again} onChange={(e) => onAgain(e.target.value)} required />
       </Field>
     </>
   );

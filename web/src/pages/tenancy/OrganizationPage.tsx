@@ -18,6 +18,7 @@ import { OrganizationForm } from './organization-form';
 import { SiteForm } from './site-form';
 import { SsoSettings } from './sso-settings';
 import { SiteTable } from './site-list';
+import { useNotice } from '../../ui/notice';
 
 /** One organization the caller reaches: organization scope reads it from GET /orgs (its only read). */
 export async function loadOrganization(scope: string, id: string): Promise<Organization> {
@@ -48,7 +49,7 @@ function OrganizationDetails({ orgId }: { orgId: string }) {
     [user.scope, loaded.data?.partnerId],
   );
   const [editing, setEditing] = useState(false);
-  const [saved, setSaved] = useState<string | null>(null);
+  const [saved, setSaved] = useNotice();
   const remove = useAction(async (org: Organization) => {
     await call(api.DELETE('/api/v1/orgs/organizations/{id}', { params: { path: { id: org.id } } }));
     navigate('/organizations', { state: { notice: `Organization ${org.name} deleted.` } });
@@ -128,7 +129,7 @@ function OrganizationDetails({ orgId }: { orgId: string }) {
 function OrganizationSites({ org, canWrite }: { org: Organization; canWrite: boolean }) {
   const { page, key, setPage } = useListQuery([], 'sitesPage');
   const [creating, setCreating] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice();
   const list = useLoad(
     () => call(api.GET('/api/v1/orgs/sites', { params: { query: { orgId: org.id, page, limit: PAGE_SIZE } } })),
     [org.id, key],

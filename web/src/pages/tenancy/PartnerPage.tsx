@@ -13,10 +13,12 @@ import { useAction, useLoad } from '../../ui/use-load';
 import { NotAvailable, RouteNotice } from './page-notices';
 import type { Partner } from './resources';
 import { OrganizationForm } from './organization-form';
+import { OrganizationOrder } from './organization-order';
 import { OrganizationTable } from './OrganizationsPage';
 import { PartnerForm } from './partner-form';
 import { OwnPartnerPage } from './own-partner';
 import { SsoSettings } from './sso-settings';
+import { useNotice } from '../../ui/notice';
 
 export function PartnerPage() {
   const user = useUser();
@@ -38,7 +40,7 @@ function PartnerDetails({ partnerId, canWrite }: { partnerId: string; canWrite: 
   const navigate = useNavigate();
   const loaded = useLoad(() => call(api.GET('/api/v1/orgs/partners/{id}', { params: { path: { id: partnerId } } })), [partnerId]);
   const [editing, setEditing] = useState(false);
-  const [saved, setSaved] = useState<string | null>(null);
+  const [saved, setSaved] = useNotice();
   const remove = useAction(async (partner: Partner) => {
     await call(api.DELETE('/api/v1/orgs/partners/{id}', { params: { path: { id: partner.id } } }));
     navigate('/partners', { state: { notice: `Partner ${partner.name} deleted.` } });
@@ -117,6 +119,7 @@ function PartnerOrganizations({ partner, canWrite }: { partner: Partner; canWrit
   const navigate = useNavigate();
   const { page, key, setPage } = useListQuery([], 'orgsPage');
   const [creating, setCreating] = useState(false);
+  const [ordering, setOrdering] = useState(false);
   const list = useLoad(
     () => call(api.GET('/api/v1/orgs/organizations', { params: { query: { partnerId: partner.id, page, limit: PAGE_SIZE } } })),
     [partner.id, key],
@@ -125,8 +128,16 @@ function PartnerOrganizations({ partner, canWrite }: { partner: Partner; canWrit
     <section className="tenancy-section" aria-labelledby="partner-orgs-title">
       <div className="tenancy-header">
         <h2 id="partner-orgs-title">Organizations of {partner.name}</h2>
-        {canWrite && !creating && <button type="button" onClick={() => setCreating(true)}>New organization</button>}
+        {canWrite && (
+          <div className="actions">
+            <button type="button" aria-expanded={ordering} onClick={() => setOrdering((v) => !v)}>
+              {ordering ? 'Close display order' : 'Change display order'}
+            </button>
+            {!creating && <button type="button" onClick={() => setCreating(true)}>New organization</button>}
+          </div>
+        )}
       </div>
+      {ordering && <OrganizationOrder partnerId={partner.id} onSaved={list.reload} />}
       {creating && (
         <OrganizationForm
           choosePartner

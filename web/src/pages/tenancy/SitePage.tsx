@@ -16,6 +16,7 @@ import { NotAvailable, RouteNotice } from './page-notices';
 import type { Site } from './resources';
 import { loadOrganization } from './OrganizationPage';
 import { SiteForm, addressText } from './site-form';
+import { useNotice } from '../../ui/notice';
 
 export function SitePage() {
   const can = useCan();
@@ -33,7 +34,7 @@ function SiteDetails({ siteId, canWrite, canSeeDevices }: { siteId: string; canW
   const orgId = loaded.data?.orgId;
   const org = useLoad(async () => (orgId ? loadOrganization(user.scope, orgId).catch(() => null) : null), [orgId, user.scope]);
   const [editing, setEditing] = useState(false);
-  const [saved, setSaved] = useState<string | null>(null);
+  const [saved, setSaved] = useNotice();
   const remove = useAction(async (site: Site) => {
     await call(api.DELETE('/api/v1/orgs/sites/{id}', { params: { path: { id: site.id } } }));
     navigate(`/organizations/${site.orgId}`, { state: { notice: `Site ${site.name} deleted.` } });

@@ -12,6 +12,7 @@ import { namesById, useAccessibleOrganizations } from './data';
 import { NotAvailable, RouteNotice } from './page-notices';
 import { SiteForm } from './site-form';
 import { SiteTable } from './site-list';
+import { useNotice } from '../../ui/notice';
 
 export function SitesPage() {
   const can = useCan();
@@ -26,7 +27,7 @@ function SiteList({ canWrite }: { canWrite: boolean }) {
   const orgFilter = filters.orgId;
   const { search, limit } = filters;
   const [creating, setCreating] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice();
   const orgs = useAccessibleOrganizations();
   const orgNames = namesById(orgs.data);
   const list = useLoad(

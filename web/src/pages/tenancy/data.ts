@@ -18,6 +18,17 @@ export async function loadAllPartners(): Promise<Partner[]> {
   return all.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** A partner's organizations in its display order (system scope), read page by page to the end. */
+export async function loadPartnerOrganizations(partnerId: string): Promise<Organization[]> {
+  const all: Organization[] = [];
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const body = await call(api.GET('/api/v1/orgs/organizations', { params: { query: { partnerId, page, limit: 100 } } }));
+    all.push(...body.data);
+    if (body.data.length === 0 || page >= (body.pagination.totalPages ?? page)) break;
+  }
+  return all;
+}
+
 /** Every live partner (system scope only; `enabled` false skips the request). */
 export function usePartnerOptions(enabled: boolean): Loaded<Partner[]> {
   return useLoad(async () => (enabled ? loadAllPartners() : []), [enabled]);

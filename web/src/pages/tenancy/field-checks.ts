@@ -11,7 +11,7 @@ export type Errors = Record<string, string>;
 
 export function checkName(name: string, errors: Errors, what: string): void {
   if (!name.trim()) errors.name = `Enter the ${what}'s name.`;
-  else if (name.trim().length > 255) errors.name = 'The name can have at most 255 characters.';
+  else if (name.trim().length > 255) errors.name = `The name can have at most 255 characters (now ${name.trim().length}).`;
 }
 
 export function checkSlug(slug: string, errors: Errors): void {

@@ -39,10 +39,10 @@ export function NameAndSlugFields({ naming, fieldError, slugHint, autoFocus }: {
   return (
     <>
       <Field label="Name" error={fieldError('name')}>
-        <input value={naming.name} maxLength={255} required autoFocus={autoFocus} onChange={(e) => naming.changeName(e.target.value)} />
+        <input value={naming.name} required autoFocus={autoFocus} onChange={(e) => naming.changeName(e.target.value)} />
       </Field>
       <Field label="Slug" error={fieldError('slug')} hint={slugHint}>
-        <input value={naming.slug} maxLength={100} required spellCheck={false} autoCapitalize="off" onChange={(e) => naming.changeSlug(e.target.value)} />
+        <input value={naming.slug} required spellCheck={false} autoCapitalize="off" onChange={(e) => naming.changeSlug(e.target.value)} />
       </Field>
     </>
   );

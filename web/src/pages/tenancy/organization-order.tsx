@@ -1,36 +1,44 @@
 // The partner's display order of its organizations: drag and drop, or the "Move up" / "Move down"
 // buttons (keyboard), each named with its organization after the visible words ("Move up: Acme"), so
 // screen readers say which and voice control still matches "Move up". Read from GET /orgs (which
-// returns the saved order); every move is saved at
-// once with PATCH /orgs/organizations/order, one request at a time, and the list then shows the
-// order the server answered. A failed save puts back the last order the server confirmed.
+// returns the saved order), or for a system user on a partner's page from that partner's list;
+// every move is saved at once with PATCH /orgs/organizations/order (naming the partner for a system
+// user), one request at a time, and the list then shows the order the server answered. A failed
+// save puts back the last order the server confirmed.
 import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { Link } from 'react-router';
 import { api, call, ApiError } from '../../api/client';
 import { ErrorMessage, Loadable } from '../../ui/states';
 import { StatusBadge } from '../../ui/status-badge';
 import type { Organization } from './resources';
-import { useAccessibleOrganizations } from './data';
+import { loadOrganizations } from '../../api/directory';
+import { loadPartnerOrganizations } from './data';
+import { useLoad, type Loaded } from '../../ui/use-load';
 
 type SaveState = 'idle' | 'saving' | 'saved' | 'error';
 
-export function OrganizationOrder({ onSaved }: { onSaved: () => void }) {
-  const loaded = useAccessibleOrganizations();
+/** `partnerId`: a system user ordering that partner's organizations; without it, the caller's own partner. */
+export function OrganizationOrder({ partnerId, onSaved }: { partnerId?: string; onSaved: () => void }) {
+  const loaded = useOrganizationsToOrder(partnerId);
   return (
     <section className="panel tenancy-section" aria-labelledby="org-order-title">
       <h2 id="org-order-title">Display order</h2>
       <p className="hint">
         Drag an organization to a new place, or use its Move up and Move down buttons. Every change is saved at once,
-        and every list of your organizations follows this order.
+        and every list of {partnerId ? 'this partner’s' : 'your'} organizations follows this order.
       </p>
       <Loadable state={loaded} isEmpty={(orgs) => orgs.length === 0} empty="There are no organizations to order yet.">
-        {(orgs) => <OrderList initial={orgs} onSaved={onSaved} />}
+        {(orgs) => <OrderList initial={orgs} partnerId={partnerId} onSaved={onSaved} />}
       </Loadable>
     </section>
   );
 }
 
-function OrderList({ initial, onSaved }: { initial: Organization[]; onSaved: () => void }) {
+function useOrganizationsToOrder(partnerId: string | undefined): Loaded<Organization[]> {
+  return useLoad(() => (partnerId ? loadPartnerOrganizations(partnerId) : loadOrganizations()), [partnerId]);
+}
+
+function OrderList({ initial, partnerId, onSaved }: { initial: Organization[]; partnerId: string | undefined; onSaved: () => void }) {
   const [order, setOrder] = useState(initial);
   const confirmed = useRef(initial);
   const [state, setState] = useState<SaveState>('idle');
@@ -67,7 +75,7 @@ function OrderList({ initial, onSaved }: { initial: Organization[]; onSaved: () 
     const mine = ++latest.current;
     queue.current = queue.current.then(async () => {
       try {
-        const answer = await call(api.PATCH('/api/v1/orgs/organizations/order', { body: { organizationOrder: next.map((o) => o.id) } }));
+        const answer = await call(api.PATCH('/api/v1/orgs/organizations/order', { body: { organizationOrder: next.map((o) => o.id), ...(partnerId ? { partnerId } : {}) } }));
         const byId = new Map(next.map((o) => [o.id, o]));
         const shown = answer.organizationOrder.flatMap((id) => byId.get(id) ?? []);
         confirmed.current = shown;

@@ -1,14 +1,15 @@
 // What a tenancy screen says above its content: the outcome of the step that led here, or why the
 // screen is not for this caller.
-import { useEffect, useState, type ReactNode } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { useLocation, useNavigate } from 'react-router';
+import { useNotice } from '../../ui/notice';
 
 /** A notice passed with navigate(…, { state: { notice } }) after a create or delete. */
 export function RouteNotice() {
   const location = useLocation();
   const navigate = useNavigate();
   const incoming = (location.state as { notice?: string } | null)?.notice;
-  const [notice, setNotice] = useState(incoming);
+  const [notice, setNotice] = useNotice(incoming);
   useEffect(() => {
     if (!incoming) return;
     setNotice(incoming);

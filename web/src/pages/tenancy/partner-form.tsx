@@ -85,7 +85,7 @@ export function PartnerForm({ partner, onDone, onCancel }: {
           </select>
         </Field>
         <Field label="Billing e-mail" error={form.fieldError('billingEmail')} hint="Optional.">
-          <input type="email" value={billingEmail} maxLength={255} onChange={(e) => setBillingEmail(e.target.value)} />
+          <input type="email" value={billingEmail} onChange={(e) => setBillingEmail(e.target.value)} />
         </Field>
         <Field label="Maximum organizations" error={form.fieldError('maxOrganizations')} hint="Empty: no limit.">
           <input inputMode="numeric" value={maxOrganizations} onChange={(e) => setMaxOrganizations(e.target.value)} />

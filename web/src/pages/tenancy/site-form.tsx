@@ -139,10 +139,10 @@ export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations
       )}
       <div className="side-by-side">
         <Field label="Name" error={fieldError('name')}>
-          <input value={name} maxLength={255} required autoFocus={!chooseOrg} onChange={(e) => setName(e.target.value)} />
+          <input value={name} required autoFocus={!chooseOrg} onChange={(e) => setName(e.target.value)} />
         </Field>
         <Field label="Timezone" error={fieldError('timezone')} hint="IANA name, e.g. UTC or Europe/Zurich.">
-          <input value={timezone} list={listId} maxLength={50} required spellCheck={false} autoCapitalize="off" onChange={(e) => setTimezone(e.target.value)} />
+          <input value={timezone} list={listId} required spellCheck={false} autoCapitalize="off" onChange={(e) => setTimezone(e.target.value)} />
         </Field>
       </div>
       <datalist id={listId}>
@@ -153,7 +153,7 @@ export function SiteForm({ site, orgId, chooseOrg: choose = false, organizations
         <div className="side-by-side">
           {ADDRESS_FIELDS.map(([key, label]) => (
             <Field key={key} label={label} error={form.errors[`address.${key}`] ?? (key === 'street' ? fieldError('address') : undefined)}>
-              <input value={address[key]} maxLength={255} onChange={(e) => setAddress((a) => ({ ...a, [key]: e.target.value }))} />
+              <input value={address[key]} onChange={(e) => setAddress((a) => ({ ...a, [key]: e.target.value }))} />
             </Field>
           ))}
         </div>

@@ -57,9 +57,10 @@ export function SiteTable({ sites, orgNames, canWrite, onChanged }: {
               {canWrite && (
                 <td>
                   <div className="row-actions">
-                    <button type="button" onClick={() => { remove.clearError(); setEditing(site); }}>Edit</button>
+                    <button type="button" aria-label={`Edit ${site.name}`} onClick={() => { remove.clearError(); setEditing(site); }}>Edit</button>
                     <ConfirmButton
                       label="Delete"
+                      name={`Delete ${site.name}`}
                       confirmLabel="Delete site"
                       question={<>Delete the site <strong>{site.name}</strong> permanently? This cannot be undone.</>}
                       onConfirm={() => remove.run(site)}

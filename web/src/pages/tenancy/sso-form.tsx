@@ -99,24 +99,24 @@ export function SsoForm({ stored, save, onSaved, onCancel }: {
         <p>Register this redirect URI at your identity provider (as the client’s allowed redirect or callback URL):</p>
         <div className="secret">
           <code data-testid="sso-redirect-uri">{redirectUri()}</code>
-          <button type="button" onClick={() => void copy()}>Copy redirect URI</button>
+          <button type="button" data-keeps-notice onClick={() => void copy()}>Copy redirect URI</button>
         </div>
         <p className="hint" aria-live="polite">{copied ?? ''}</p>
       </div>
       <Checkbox label="Enabled: users of the domains below sign in through this identity provider" checked={values.enabled} onChange={(v) => set('enabled', v)} />
       <Field label="Issuer" error={fieldError('issuer')} hint="The identity provider’s issuer URL (its discovery document is ISSUER/.well-known/openid-configuration), e.g. https://login.microsoftonline.com/TENANT/v2.0.">
-        <input type="url" inputMode="url" autoComplete="off" spellCheck={false} value={values.issuer} maxLength={2048} onChange={(e) => set('issuer', e.target.value)} required />
+        <input type="url" inputMode="url" autoComplete="off" spellCheck={false} value={values.issuer} onChange={(e) => set('issuer', e.target.value)} required />
       </Field>
       <div className="side-by-side">
         <Field label="Client ID" error={fieldError('clientId')}>
-          <input autoComplete="off" spellCheck={false} value={values.clientId} maxLength={255} onChange={(e) => set('clientId', e.target.value)} required />
+          <input autoComplete="off" spellCheck={false} value={values.clientId} onChange={(e) => set('clientId', e.target.value)} required />
         </Field>
         <Field
           label="Client secret"
           error={fieldError('clientSecret')}
           hint={stored?.clientSecretSet ? 'A secret is stored (it is never shown). Leave empty to keep the stored secret.' : 'Leave empty for a public client (PKCE only).'}
         >
-          <input type="password" autoComplete="new-password" value={values.clientSecret} maxLength={2048} disabled={values.removeSecret} onChange={(e) => set('clientSecret', e.target.value)} />
+          <input type="password" autoComplete="new-password" value={values.clientSecret} disabled={values.removeSecret} onChange={(e) => set('clientSecret', e.target.value)} />
         </Field>
       </div>
       {stored?.clientSecretSet && (
@@ -134,7 +134,7 @@ export function SsoForm({ stored, save, onSaved, onCancel }: {
           </select>
         </Field>
         <Field label="Role claim" error={fieldError('roleClaim')} hint="Optional: an ID token claim (e.g. groups or roles) whose values the mapping below turns into roles.">
-          <input autoComplete="off" spellCheck={false} value={values.roleClaim} maxLength={255} onChange={(e) => set('roleClaim', e.target.value)} />
+          <input autoComplete="off" spellCheck={false} value={values.roleClaim} onChange={(e) => set('roleClaim', e.target.value)} />
         </Field>
         <RoleMapping rows={values.mapping} error={fieldError('roleMapping')} onChange={(rows) => set('mapping', rows)} onAdd={() => set('mapping', [...values.mapping, mappingRow()])} />
       </fieldset>

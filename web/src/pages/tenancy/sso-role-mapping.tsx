@@ -23,7 +23,6 @@ export function RoleMapping({ rows, error, onChange, onAdd }: {
                 autoComplete="off"
                 spellCheck={false}
                 value={row.value}
-                maxLength={255}
                 onChange={(e) => update(row.key, { value: e.target.value })}
               />
               <select aria-label={`Role for claim value ${i + 1}`} value={row.role} onChange={(e) => update(row.key, { role: e.target.value as Role })}>

@@ -9,6 +9,7 @@ import { Gated, WriteGateNote, useWriteGate } from '../../ui/write-gate';
 import type { SsoInput, SsoView } from './sso-config';
 import { SsoForm } from './sso-form';
 import './sso.css';
+import { useNotice } from '../../ui/notice';
 
 export function SsoSettings({ tenant, name, config, writable, save, onChanged }: {
   /** What the configuration belongs to, in words: "partner" or "organization". */
@@ -23,7 +24,7 @@ export function SsoSettings({ tenant, name, config, writable, save, onChanged }:
 }) {
   const gate = useWriteGate('single sign-on settings');
   const [editing, setEditing] = useState(false);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice();
   const editButton = useRef<HTMLButtonElement>(null);
   const remove = useAction(async () => {
     await save(null);

@@ -1,6 +1,5 @@
 // One user: where it belongs and what it may do, its role and (partner users) organization access,
 // disable / enable (a disabled user cannot sign in and its sessions end at once), and delete.
-import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, call } from '../../api/client';
 import { useCan, useUser } from '../../session/session';
@@ -14,6 +13,7 @@ import { NotAvailable } from '../tenancy/page-notices';
 import { AccessForm } from './access-form';
 import { Notice, PageHeading, WhereLinks, useUserDirectory, useUsersGate } from './parts';
 import { SCOPE_LABELS, accessSummary, orgName, whyNotManageable, type User, type UserDirectory } from './user';
+import { useNotice } from '../../ui/notice';
 
 export function UserPage() {
   const can = useCan();
@@ -42,7 +42,7 @@ function UserDetails({ id }: { id: string }) {
 function UserView({ target: u, directory, gate, reload }: { target: User; directory: UserDirectory | undefined; gate: WriteGate; reload: () => void }) {
   const me = useUser();
   const navigate = useNavigate();
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const notManageable = whyNotManageable(me, directory, u);
   const allowed = gate.allowed && !notManageable;
   const act = useAction(async (run: () => Promise<string>) => {

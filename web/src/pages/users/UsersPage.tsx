@@ -17,6 +17,7 @@ import { InviteForm } from './invite-form';
 import { PendingInvitations } from './invitations';
 import { PageHeading, TableScroll, WhereLinks, useUserDirectory, useUsersGate } from './parts';
 import { SCOPE_LABELS, type Scope, type UserDirectory } from './user';
+import { useNotice } from '../../ui/notice';
 
 export function UsersPage() {
   const can = useCan();
@@ -36,7 +37,8 @@ function UserList() {
   const directory = useUserDirectory();
   const gate = useUsersGate();
   const [inviting, setInviting] = useState(false);
-  const [invited, setInvited] = useState<{ text: string; n: number }>({ text: '', n: 0 });
+  const [invited, setInvited] = useNotice();
+  const [invitations, setInvitations] = useState(0);
   const inviteButton = useRef<HTMLButtonElement>(null);
   const filtered = Boolean(scope || orgId || partnerId);
 
@@ -58,7 +60,8 @@ function UserList() {
           directory={directory.data}
           onInvited={(inv) => {
             setInviting(false);
-            setInvited((prev) => ({ text: `Invitation sent to ${inv.email}. The link in it works until ${formatDateTime(inv.expiresAt)}.`, n: prev.n + 1 }));
+            setInvited(`Invitation sent to ${inv.email}. The link in it works until ${formatDateTime(inv.expiresAt)}.`);
+            setInvitations((n) => n + 1);
           }}
           onCancel={() => { setInviting(false); requestAnimationFrame(() => inviteButton.current?.focus()); }}
         />
@@ -111,7 +114,7 @@ function UserList() {
         )}
       </Loadable>
 
-      <PendingInvitations directory={directory.data} gate={gate} refreshKey={invited.n} invited={invited.text || null} />
+      <PendingInvitations directory={directory.data} gate={gate} refreshKey={invitations} invited={invited} />
     </main>
   );
 }

@@ -1,7 +1,6 @@
 // Invitations not accepted yet (API.md §10 GET /users/invitations; expired ones stay listed until
 // withdrawn or replaced), each with its delete: the link in the e-mail stops working at once. The
 // list keeps its own page number in the address (`invitationsPage`).
-import { useState } from 'react';
 import { api, call } from '../../api/client';
 import { ConfirmButton } from '../../ui/confirm';
 import { formatDateTime } from '../../ui/format';
@@ -13,6 +12,7 @@ import { useAction, useLoad } from '../../ui/use-load';
 import { Gated, type WriteGate } from '../../ui/write-gate';
 import { Notice, TableScroll, WhereLinks } from './parts';
 import type { Invitation, UserDirectory } from './user';
+import { useNotice } from '../../ui/notice';
 
 export function PendingInvitations({ directory, gate, refreshKey, invited }: {
   directory: UserDirectory | undefined;
@@ -24,7 +24,7 @@ export function PendingInvitations({ directory, gate, refreshKey, invited }: {
 }) {
   const query = useListQuery([], 'invitationsPage');
   const list = useLoad(() => call(api.GET('/api/v1/users/invitations', { params: { query: { page: query.page, limit: PAGE_SIZE } } })), [query.key, refreshKey]);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useNotice();
   const remove = useAction(async (invitation: Invitation) => {
     setDone(null);
     await call(api.DELETE('/api/v1/users/invitations/{id}', { params: { path: { id: invitation.id } } }));

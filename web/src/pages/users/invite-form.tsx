@@ -36,7 +36,9 @@ export function InviteForm({ directory, onInvited, onCancel }: { directory: User
   const submit = async () => {
     const found: Partial<Record<FieldName, string>> = {};
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim())) found.email = 'Enter the e-mail address the invitation goes to.';
+    else if (email.trim().length > 255) found.email = `The e-mail address can have at most 255 characters (now ${email.trim().length}).`;
     if (!name.trim()) found.name = 'Enter the person’s name.';
+    else if (name.trim().length > 255) found.name = `The name can have at most 255 characters (now ${name.trim().length}).`;
     if (scope === 'partner' && !partnerId) found.partnerId = 'Choose the partner.';
     if (scope === 'organization' && !orgId) found.orgId = 'Choose the organization.';
     if (scope === 'partner' && access === 'selected' && orgIds.length === 0) found.orgIds = 'Check at least one organization, or choose no organization.';
@@ -60,10 +62,10 @@ export function InviteForm({ directory, onInvited, onCancel }: { directory: User
       <h2 id="invite-title">Invite a user</h2>
       <p className="hint">The person gets an e-mail with a link to set their own password. The link works once, for 7 days.</p>
       <Field label="E-mail" error={fieldError('email')}>
-        <input type="email" autoComplete="off" value={email} maxLength={255} onChange={(e) => setEmail(e.target.value)} required />
+        <input type="email" autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} required />
       </Field>
       <Field label="Name" error={fieldError('name')}>
-        <input value={name} maxLength={255} onChange={(e) => setName(e.target.value)} required />
+        <input value={name} onChange={(e) => setName(e.target.value)} required />
       </Field>
       {scopes.length > 1 && (
         <Field label="Belongs to" hint="An organization user works in one organization; a partner user in the partner’s organizations it is given.">
