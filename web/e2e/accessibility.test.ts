@@ -39,6 +39,12 @@ async function audit(page: Page, label: string): Promise<Finding[]> {
   ) as { passes: number; incomplete: string[]; violations: Violation[] };
   const path = new URL(page.url()).pathname;
   const { violations } = result;
+  // Every control names what it acts on: two buttons of one page never share a name (a row's
+  // "Delete" says which row). The pagers' Previous and Next are told apart by their navigation.
+  const repeated = await page.evaluate(
+    "(() => { const seen = new Map(); for (const b of document.querySelectorAll('button, [role=button]')) { if (b.closest('nav.pager, dialog:not([open])') || !b.getClientRects().length) continue; const name = (b.getAttribute('aria-label') || b.textContent || '').trim(); seen.set(name, (seen.get(name) || 0) + 1); } return [...seen].filter(([, n]) => n > 1).map(([name, n]) => name + ' ×' + n); })()",
+  ) as string[];
+  if (repeated.length > 0) violations.push({ id: 'button-names-repeated', impact: 'serious', help: `buttons sharing a name: ${repeated.join(', ')}`, nodes: [] });
   // A11Y_VERBOSE=1 prints every violation of any impact and the number of rules that passed.
   if (process.env.A11Y_VERBOSE) console.log(`${label} (${path}): ${result.passes} rules passed; violations: ${violations.map((v) => `${v.id} [${v.impact}] ×${v.nodes.length}`).join(', ') || 'none'}; needs review: ${result.incomplete.join(', ') || 'none'}`);
   assert.ok(result.passes > 0, `axe ran no rules on ${path}`);

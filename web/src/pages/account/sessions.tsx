@@ -21,9 +21,20 @@ function deviceNames(sessions: SessionItem[]): Map<string, string> {
   const plain = new Map(sessions.map((s) => [s.id, describeUserAgent(s.userAgent)]));
   const counts = new Map<string, number>();
   for (const name of plain.values()) counts.set(name, (counts.get(name) ?? 0) + 1);
-  return new Map(sessions.map((s) => {
+  const dated = sessions.map((s) => {
     const name = plain.get(s.id)!;
-    return [s.id, counts.get(name)! > 1 && !s.current ? `${name}, signed in ${formatDateTime(s.createdAt)}` : name];
+    return [s.id, counts.get(name)! > 1 && !s.current ? `${name}, signed in ${formatDateTime(s.createdAt)}` : name] as const;
+  });
+  // Signed in within the same second from the same kind of client: numbered, so each Revoke button
+  // still says which session it ends.
+  const left = new Map<string, number>();
+  for (const [, label] of dated) left.set(label, (left.get(label) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return new Map(dated.map(([id, label]) => {
+    if (left.get(label)! < 2) return [id, label];
+    const n = (seen.get(label) ?? 0) + 1;
+    seen.set(label, n);
+    return [id, `${label} (${n} of ${left.get(label)})`];
   }));
 }
 
