@@ -157,11 +157,15 @@ export function createMetrics(options: { now: () => number; log: (message: strin
 
   // --- audit -------------------------------------------------------------------------------------
   // Left out of the scrape, not 0, when the queue could not be read: 0 would say nothing waits.
-  const backlog = (sample: (b: AuditBacklogView) => Sample[]) => async () => {
-    const b = auditBacklog ? await auditBacklog() : null;
-    return b ? sample(b) : [];
+  // One read of the queue per scrape, shared by the five metrics made of it (a scrape collects them
+  // all at once), and one clock reading, so the overall lag is exactly the worst chain's.
+  let reading: Promise<{ view: AuditBacklogView | null; at: number }> | null = null;
+  const readBacklog = () => (reading ??= (async () => ({ view: auditBacklog ? await auditBacklog() : null, at: now() }))()
+    .finally(() => { reading = null; }));
+  const backlog = (sample: (b: AuditBacklogView, lagOf: (oldest: Date) => number) => Sample[]) => async () => {
+    const { view, at } = await readBacklog();
+    return view ? sample(view, (oldest) => Math.max(0, (at - oldest.getTime()) / 1000)) : [];
   };
-  const lagOf = (oldest: Date) => Math.max(0, (now() - oldest.getTime()) / 1000);
   const chain = (orgId: string | null) => ({ chain: orgId ?? 'platform' });
   registerComputed(registry, {
     name: 'dms_audit_pending_rows', help: 'Audit entries waiting to be sealed, over every chain', type: 'gauge',
@@ -173,13 +177,13 @@ export function createMetrics(options: { now: () => number; log: (message: strin
   });
   registerComputed(registry, {
     name: 'dms_audit_seal_lag_seconds', help: 'Age of the oldest entry waiting to be sealed, over every chain (0: none waiting)', type: 'gauge',
-    samples: backlog((b) => [{ labels: {}, value: b.worst.length ? lagOf(b.worst[0]!.oldest) : 0 }]),
+    samples: backlog((b, lagOf) => [{ labels: {}, value: b.worst.length ? lagOf(b.worst[0]!.oldest) : 0 }]),
   });
   registerComputed(registry, {
     name: 'dms_audit_chain_seal_lag_seconds',
     help: `Age of the oldest entry waiting to be sealed, for the ${TOP_CHAINS} chains waiting longest (chain: organization id, or platform)`,
     type: 'gauge',
-    samples: backlog((b) => b.worst.map((c) => ({ labels: chain(c.orgId), value: lagOf(c.oldest) }))),
+    samples: backlog((b, lagOf) => b.worst.map((c) => ({ labels: chain(c.orgId), value: lagOf(c.oldest) }))),
   });
   registerComputed(registry, {
     name: 'dms_audit_chain_pending_rows',

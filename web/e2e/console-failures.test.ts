@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service, goToSection, adminWithMfa } from './harness.js';
+import { ADMIN, apiCall, cannotRun, launchBrowser, screenshots, startService, type Service, goToSection, adminWithMfa, trackApi } from './harness.js';
 
 const skip = cannotRun();
 const READONLY = { email: 'reader@contoso.test', password: 'a readonly password 123' };
@@ -112,12 +112,13 @@ describe('web console: roles and failures in a real browser', { skip: skip ?? fa
   it('returns an expired session to sign-in with a message, never a blank page', async () => {
     const context = await browser.newContext({ baseURL: service.url });
     const page = await context.newPage();
+    const api = trackApi(page);
     await signIn(page, READONLY);
     await page.getByRole('link', { name: 'Later' }).click();
     await page.getByRole('heading', { name: /^Welcome/ }).waitFor();
     // The overview's own requests finish first: one still in flight when the session ends would meet
     // the expiry on the overview, before the click this test is about (the nav link then vanishes).
-    await page.waitForLoadState('networkidle');
+    await api.idle();
     // The session ends on the server (its refresh family revoked) and the access token is refused once.
     const refreshToken = await page.evaluate('sessionStorage.getItem("dms.refreshToken")') as string;
     await apiCall(service, 'POST', '/auth/logout', { refreshToken });

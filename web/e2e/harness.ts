@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Request as PlaywrightRequest } from 'playwright-core';
 import { TOTP } from 'otpauth';
 import { freePort } from '../../test/support/free-port.js';
 
@@ -126,6 +126,37 @@ export async function apiCall<T = Record<string, unknown>>(service: Service, met
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text}`);
   return (text ? JSON.parse(text) : {}) as T;
+}
+
+/**
+ * Counts the page's API requests in flight from now on; `idle()` resolves once none has been in
+ * flight for `quietMs` (playwright's networkidle is of the document's load, long past in a
+ * single-page app).
+ */
+export function trackApi(page: Page): { idle(quietMs?: number): Promise<void> } {
+  let pending = 0;
+  let changed = Date.now();
+  const isApi = (r: PlaywrightRequest) => new URL(r.url()).pathname.startsWith('/api/');
+  const ended = (r: PlaywrightRequest) => {
+    if (!isApi(r)) return;
+    pending--;
+    changed = Date.now();
+  };
+  page.on('request', (r) => {
+    if (!isApi(r)) return;
+    pending++;
+    changed = Date.now();
+  });
+  page.on('requestfinished', ended);
+  page.on('requestfailed', ended);
+  return {
+    async idle(quietMs = 300) {
+      for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        if (pending <= 0 && Date.now() - changed >= quietMs) return;
+      }
+      throw new Error(`${pending} API requests still in flight after 15 s`);
+    },
+  };
 }
 
 /** Follows a link of the main navigation; on a narrow screen the menu is opened from its button first. */

@@ -1,5 +1,5 @@
 // The signed-in user, as React state: sign-in (with the MFA step), renewal, sign-out and expiry.
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { api, call } from '../api/client';
 import type { Me, MfaChallenge, Permission, Tokens } from '../api/types';
 import { renewTokens, sessionChangedElsewhere, storeTokens, storedRefreshToken, watchRenewals } from './token-store';
@@ -31,8 +31,12 @@ const SessionContext = createContext<Session | null>(null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [state, setState] = useState<SessionState>({ status: 'loading' });
+  // Set by a sign-out until the next sign-in: a request still in flight when the user signed out is
+  // refused (401) and its renewal fails, which must not turn "You have signed out" into "expired".
+  const signedOutByUser = useRef(false);
 
   const adopt = useCallback((tokens: Tokens) => {
+    signedOutByUser.current = false;
     storeTokens(tokens);
     setState({ status: 'signed-in', user: tokens.user });
   }, []);
@@ -40,6 +44,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     watchRenewals((tokens) => {
       if (tokens) setState({ status: 'signed-in', user: tokens.user });
+      else if (signedOutByUser.current) return;
       else setState({ status: 'signed-out', notice: 'Your session has expired. Sign in again to continue.', keepPlace: true });
     });
     if (!storedRefreshToken()) {
@@ -87,9 +92,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     },
     async signOut(notice = 'You have signed out.') {
       const refreshToken = storedRefreshToken();
+      // Forgotten here first, so no renewal starts from it while the server revokes it.
+      signedOutByUser.current = true;
+      storeTokens(null);
       // Revoke the session on the server; sign out locally even if that request fails.
       if (refreshToken) await api.POST('/api/v1/auth/logout', { body: { refreshToken } }).catch(() => undefined);
-      storeTokens(null);
+      storeTokens(null); // again: a renewal already under way when the user signed out may have stored its answer
       setState({ status: 'signed-out', notice, keepPlace: false });
     },
     async reloadUser() {
