@@ -123,17 +123,19 @@ export async function buildModules({ config, db, bus, rateLimits, relay: sharedR
     log: (level, message) => log[level](message),
   });
 
+  const auth = createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now, passwordSignInAllowed: sso.passwordSignInAllowed,
+    observe: metrics && { failed: metrics.signInFailed, throttled: metrics.signInThrottled } });
+
   return {
     authenticators: { jwt: callers.authenticateJwt, apiKey: apiKeyAuth, agent: createAgentAuthenticator({ db }) },
     services: {
-      auth: createAuthService({ db, tokens, totp: createTotpService(config.encryptionKey), callers, recordAudit, issuer, now, passwordSignInAllowed: sso.passwordSignInAllowed,
-        observe: metrics && { failed: metrics.signInFailed, throttled: metrics.signInThrottled } }),
+      auth,
       sso,
       ssoConfigs,
       users: createUsersService({ db, callers, recordAudit, now }),
       invitations: createInvitationsService({ db, issuer, recordAudit, mailer, publicUrl: config.publicUrl, now }),
       passwordResets: createPasswordResetService({ db, callers, recordAudit, mailer, publicUrl: config.publicUrl, now, log }),
-      account: createAccountService({ db, callers, recordAudit, now }),
+      account: createAccountService({ db, callers, recordAudit, now, reserveOwnPasswordAttempt: auth.reserveOwnPasswordAttempt }),
       registration: createRegistrationService({ db, recordAudit, open: config.allowPartnerSignup }),
       audit: createAuditService({ db, verifyPool }),
       auditExports: createAuditExportService({ db, recordAudit, now }),

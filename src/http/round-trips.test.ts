@@ -47,7 +47,7 @@ export const EXPECTED: Record<string, Expected> = {
   'DELETE /api/v1/auth/sessions/{id}': counts(1, 2, 'ended only if it is the caller\'s own and live, then audited'),
   'POST /api/v1/auth/sessions/revoke-others': counts(1, 2),
   'POST /api/v1/auth/mfa/recovery-codes': counts(1, 3, 'user locked, codes replaced in one statement, audited'),
-  'POST /api/v1/auth/password/change': counts(2, 4, 'the current password is checked (argon2) with no connection held'),
+  'POST /api/v1/auth/password/change': counts(2, 7, 'the try is counted under the sign-in limits and committed, then the current password is checked (argon2) with no connection held'),
   'POST /api/v1/auth/password/forgot': counts(2, 2, 'the request counted under its limits; the token and the mail are made after the answer'),
   'POST /api/v1/auth/password/reset': counts(2, 5, 'the token checked before the password is hashed, then used, the password set and every session ended'),
   'POST /api/v1/auth/invitations/accept': counts(2, 7, 'the token checked before the password is hashed, then claimed with the user created and the session started'),

@@ -42,7 +42,16 @@ export interface SessionView {
   current: boolean;
 }
 
-export function createAccountService(deps: { db: Database; callers: CallerResolver; recordAudit: RecordAudit; now: () => number }) {
+/** Reserves a try at the caller's current password under the sign-in limits (AuthService). */
+export type ReserveOwnPasswordAttempt = (userId: string, meta: RequestMeta) => Promise<{ user: users.UserRow | null; attemptId: string | null }>;
+
+export function createAccountService(deps: {
+  db: Database;
+  callers: CallerResolver;
+  recordAudit: RecordAudit;
+  now: () => number;
+  reserveOwnPasswordAttempt: ReserveOwnPasswordAttempt;
+}) {
   const { db, callers, recordAudit, now } = deps;
   const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
 
@@ -118,16 +127,25 @@ export function createAccountService(deps: { db: Database; callers: CallerResolv
    */
   async function changePassword(caller: Caller, input: { currentPassword: string; newPassword: string }, meta: RequestMeta): Promise<void> {
     const current = sessionOf(caller);
-    const user = await system((tx) => users.findUserById(tx, caller.id));
+    // Counted as a sign-in attempt before the password is checked (429 past the sign-in limits).
+    const { user, attemptId } = await deps.reserveOwnPasswordAttempt(caller.id, meta);
     if (!user) throw accessTokenInvalid();
-    if (user.password_hash === null) {
+    if (user.password_hash === null || attemptId === null) {
       throw new AppError('CONFLICT', 'This account signs in through its identity provider and has no password to change');
     }
     if (!(await verifyPassword(user.password_hash, input.currentPassword))) {
+      await system(async (tx) => {
+        await sessions.markAttemptFailed(tx, attemptId);
+        await recordAudit(tx, {
+          ...selfEvent(caller, meta, 'user.password.change', { reason: 'invalid_current_password' }),
+          result: 'failure', errorMessage: 'The current password is wrong',
+        });
+      });
       throw new AppError('VALIDATION_FAILED', 'The current password is wrong', { errors: [{ path: '/currentPassword', message: 'does not match' }] });
     }
     const passwordHash = await hashPassword(input.newPassword);
     await system(async (tx) => {
+      await sessions.deleteAttempt(tx, attemptId);
       const at = new Date(now());
       if (!(await users.updateUser(tx, user.id, { passwordHash }))) throw accessTokenInvalid();
       await sessions.revokeUserSessions(tx, user.id, 'password changed', at, current);

@@ -191,4 +191,25 @@ describe('own account: sessions, recovery codes, password', () => {
     assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } }), 401, 'UNAUTHENTICATED');
     await login(t.app, { email: user.email, password: 'a-new-password' });
   });
+
+  it('counts a wrong current password as a failed sign-in: past the account’s limit, 429 even with the right one', async () => {
+    const user: TestUser = await newUser();
+    const here = await login(t.app, user);
+    const change = (currentPassword: string) =>
+      as(t.app, here)({ method: 'POST', url: '/api/v1/auth/password/change', payload: { currentPassword, newPassword: 'another-new-password' } });
+    for (let i = 0; i < 10; i++) assertProblem(await change(`wrong-password-${i}`), 400, 'VALIDATION_FAILED');
+    const refused = await change(user.password);
+    assertProblem(refused, 429, 'RATE_LIMITED');
+    assert.ok(Number(refused.headers['retry-after']) > 0, 'Retry-After says when');
+    // One limit for the account, whichever door the guesses came through.
+    assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } }), 429, 'RATE_LIMITED');
+    const failures = await asOwner(t.db, (tx) => tx.query(
+      `select count(*)::int as n from audit_entries where action = 'user.password.change' and result = 'failure' and actor_id = $1`, [user.id]));
+    assert.equal(failures.rows[0].n, 10, 'each wrong current password is audited as a failed change');
+    // The window passes (and with it the access token): the right password changes it again.
+    t.clock.advance(16 * 60_000);
+    const later = await login(t.app, user);
+    const res = await as(t.app, later)({ method: 'POST', url: '/api/v1/auth/password/change', payload: { currentPassword: user.password, newPassword: 'another-new-password' } });
+    assert.equal(res.statusCode, 200, res.body);
+  });
 });

@@ -124,7 +124,7 @@ export function authRoutes(deps: AuthRoutesDeps): FastifyPluginAsyncTypebox {
       config: own,
       schema: {
         operationId: 'changeOwnPassword', tags: ['auth'], summary: 'Change the caller\'s own password', body: S.ChangePasswordBody, response: { 200: S.Success },
-        description: 'Needs the current password (400 VALIDATION_FAILED when it is wrong). Every other session of the user ends; the current one stays. An account provisioned by single sign-on has no password: 409 CONFLICT.',
+        description: 'Needs the current password (400 VALIDATION_FAILED when it is wrong). Each try counts as a sign-in attempt of the account and the address: past the sign-in limits, 429 RATE_LIMITED with Retry-After. Every other session of the user ends; the current one stays. An account provisioned by single sign-on has no password: 409 CONFLICT.',
       },
     }, async (request) => {
       await deps.account.changePassword(callerOf(request), request.body, request.meta);

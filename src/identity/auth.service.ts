@@ -160,6 +160,25 @@ export function createAuthService(deps: AuthServiceDeps) {
   }
 
   /**
+   * A try at a signed-in user's current password (a password change), counted like a sign-in
+   * attempt of its account and address, so a stolen access token guesses no faster than a sign-in
+   * could: 429 RATE_LIMITED past the same limits. Its own transaction, committed before the caller
+   * hashes anything; the caller settles the attempt (sessions.deleteAttempt / markAttemptFailed).
+   * No attempt (null) for a user that is gone or has no password.
+   */
+  async function reserveOwnPasswordAttempt(userId: string, meta: RequestMeta): Promise<{ user: UserRow | null; attemptId: string | null }> {
+    const client = clientKeyOf(meta.ip);
+    return gate.admit(client, () => system(async (tx) => {
+      const user = await users.findUserById(tx, userId);
+      if (!user || user.password_hash === null) return { user, attemptId: null };
+      const key = emailKey(user.email);
+      await sessions.lockSignIn(tx, client, key, false);
+      const reserved = await reserve(tx, key, client, user, meta);
+      return isRefusal(reserved) ? reserved : { user, attemptId: reserved.attemptId };
+    }));
+  }
+
+  /**
    * Two transactions: the attempt's reservation must commit before the password is hashed (so
    * parallel guesses count one another), and no connection is held while it is hashed.
    */
@@ -324,7 +343,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     return { mfaEnabled: true };
   }
 
-  return { login, verifyMfa, refresh, logout, setupMfa, enableMfa };
+  return { login, verifyMfa, refresh, logout, setupMfa, enableMfa, reserveOwnPasswordAttempt };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;
