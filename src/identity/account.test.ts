@@ -205,7 +205,7 @@ describe('own account: sessions, recovery codes, password', () => {
     assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } }), 429, 'RATE_LIMITED');
     const failures = await asOwner(t.db, (tx) => tx.query(
       `select count(*)::int as n from audit_entries where action = 'user.password.change' and result = 'failure' and actor_id = $1`, [user.id]));
-    assert.equal(failures.rows[0].n, 10, 'each wrong current password is audited as a failed change');
+    assert.equal(failures.rows[0]!.n, 10, 'each wrong current password is audited as a failed change');
     // The window passes (and with it the access token): the right password changes it again.
     t.clock.advance(16 * 60_000);
     const later = await login(t.app, user);
