@@ -16,7 +16,7 @@ import type { InvitationRow } from './invitations.repo.js';
 import { hashLinkToken, isLinkToken, newLinkToken } from './link-tokens.js';
 import { hashPassword } from './passwords.js';
 import type { SessionIssuer, SessionTokens } from './session-issuer.js';
-import { assertManageable, grantOf, placeWithinReach, type NewUserInput } from './users.service.js';
+import { accessView, assertManageable, grantOf, placeWithinReach, type NewUserInput } from './users.service.js';
 import * as users from './users.repo.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -46,12 +46,7 @@ export function invitationView(row: InvitationRow): InvitationView {
     id: row.id,
     email: row.email,
     name: row.name,
-    scope: row.scope,
-    partnerId: row.partner_id,
-    orgId: row.org_id,
-    role: row.role,
-    orgAccess: row.scope === 'partner' ? row.org_access : null,
-    orgIds: row.scope === 'partner' && row.org_access === 'selected' ? row.org_ids : [],
+    ...accessView(row),
     expiresAt: row.expires_at.toISOString(),
     createdAt: row.created_at.toISOString(),
   };

@@ -46,17 +46,24 @@ export interface ListUsersQuery {
   scope?: UserScope;
 }
 
-export function userView(row: UserRow): UserView {
+/** Where a user (or an invitation) stands: scope, tenant, role and, for partner users, which organizations. */
+export function accessView(row: Pick<UserRow, 'scope' | 'partner_id' | 'org_id' | 'role' | 'org_access' | 'org_ids'>) {
   return {
-    id: row.id,
-    email: row.email,
-    name: row.name,
     scope: row.scope,
     partnerId: row.partner_id,
     orgId: row.org_id,
     role: row.role,
     orgAccess: row.scope === 'partner' ? row.org_access : null,
     orgIds: row.scope === 'partner' && row.org_access === 'selected' ? row.org_ids : [],
+  };
+}
+
+export function userView(row: UserRow): UserView {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    ...accessView(row),
     mfaEnabled: row.mfa_enabled,
     lastLoginAt: row.last_login_at?.toISOString() ?? null,
     disabled: row.disabled_at !== null,
