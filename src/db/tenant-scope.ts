@@ -18,7 +18,10 @@ export type TenantScope =
 export const SYSTEM_SCOPE: TenantScope = Object.freeze({ scope: 'system' });
 
 export async function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(fn, { setup: scopeSetup(db.appRole, scope) });
+  // On PostgreSQL the login is the app role and nothing more (postgres.ts refuses any other at
+  // start-up), so there is no role to switch to: setting it anyway cost ~5% of PostgreSQL's CPU on
+  // the device list. PGlite's one superuser connection must switch.
+  return db.transaction(fn, { setup: scopeSetup(db.kind === 'pglite' ? db.appRole : null, scope) });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -33,18 +36,19 @@ function settings(role: string, scope: TenantScope): [string, string, string, st
 }
 
 /**
- * The scope as literal SQL, sent with BEGIN in one round trip (Database.transaction's `setup`).
- * Literal, so every value is checked to be what it claims (a role name, uuids) before it is
- * written into the statement; anything else throws rather than reach the database.
+ * The scope as literal SQL, sent with BEGIN in one round trip (Database.transaction's `setup`), and
+ * the role to switch to (null: the login already is it). Literal, so every value is checked to be
+ * what it claims (a role name, uuids) before it is written into the statement; anything else
+ * throws rather than reach the database.
  */
-export function scopeSetup(role: string, scope: TenantScope): string {
+export function scopeSetup(role: string | null, scope: TenantScope): string {
   const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
   const partnerId = scope.scope === 'system' ? '' : scope.partnerId;
-  if (!ROLE.test(role) || !SCOPES.has(scope.scope) || (partnerId !== '' && !UUID.test(partnerId)) || !orgIds.every((id) => UUID.test(id))) {
+  if ((role !== null && !ROLE.test(role)) || !SCOPES.has(scope.scope) || (partnerId !== '' && !UUID.test(partnerId)) || !orgIds.every((id) => UUID.test(id))) {
     throw new Error('refusing a tenant scope that is not made of role names and uuids');
   }
-  const [r, s, o, p, a] = settings(role, scope);
-  return `select set_config('role', '${r}', true), set_config('app.scope', '${s}', true), set_config('app.org_ids', '${o}', true), ` +
+  const [r, s, o, p, a] = settings(role ?? '', scope);
+  return `select ${role === null ? '' : `set_config('role', '${r}', true), `}set_config('app.scope', '${s}', true), set_config('app.org_ids', '${o}', true), ` +
     `set_config('app.partner_id', '${p}', true), set_config('app.partner_all', '${a}', true)`;
 }
 
