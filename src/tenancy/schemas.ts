@@ -140,8 +140,8 @@ export const OrganizationListQuery = Type.Object({ ...PaginationQuery, partnerId
 export const OrganizationOrder = Type.Object({ organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }) }, { additionalProperties: false });
 export const OrganizationOrderBody = Type.Object({
   organizationOrder: Type.Array(Uuid, { maxItems: 10_000 }),
-  partnerId: Type.Optional(Type.Unsafe<string>({
-    ...Uuid,
+  partnerId: Type.Optional(Type.String({
+    format: 'uuid',
     description: 'The partner whose organizations are ordered: required for a system-scope caller; a partner-scope caller may name only its own partner',
   })),
 }, { additionalProperties: false });
