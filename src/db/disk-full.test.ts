@@ -7,12 +7,13 @@
 // Mounting needs root: without it (or when the mount fails) the tests are skipped, saying why.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { freePort } from '../../test/support/free-port.js';
 import { toAppError } from '../http/error-handler.js';
+import { backupsDirFor, writeEmbeddedBackup } from './embedded-backup.js';
 import { STORAGE_RESERVE_BYTES } from './storage-full.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -118,6 +119,24 @@ describe('a full disk under DATA_DIR on the embedded database', () => {
       assert.match(mapped.message, /^Storage is full/);
       assert.ok(Number(mapped.headers['retry-after']) > 0);
     }
+  });
+
+  it('refuses a backup that would eat into the database’s reserve, leaving no file behind', async (t: TestContext) => {
+    const mount = mountTmpfs(32);
+    if ('skip' in mount) {
+      t.skip(mount.skip);
+      return;
+    }
+    const dataDir = path.join(mount.dir, 'data');
+    const tarball = new Blob([Buffer.alloc(4 << 20, 7)]);
+    // 32 MiB free is less than the 64 MiB reserve plus the copy: refused, before anything is written.
+    await assert.rejects(writeEmbeddedBackup({ dataDir, dump: async () => tarball }), /not enough free space for a backup/);
+    assert.deepEqual(readdirSync(backupsDirFor(dataDir)), [], 'no backup and no temporary file');
+    assert.ok(freeBytes(mount.dir) > 30 << 20, 'nothing of the disk was used');
+    // With a reserve it leaves room for, the same copy is written.
+    const written = await writeEmbeddedBackup({ dataDir, dump: async () => tarball, reserveBytes: 8 << 20 });
+    assert.ok(written.bytes > 0);
+    assert.deepEqual(readdirSync(backupsDirFor(dataDir)), [path.basename(written.file)]);
   });
 
   it('refuses writes with 503 while it is full, keeps serving reads, and recovers without a restart', async (t: TestContext) => {

@@ -7,7 +7,7 @@
 // at all. Opened on the copy, PostgreSQL replays the WAL it carries, as after a power cut.
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { open, readdir, rename, stat, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createGzip } from 'node:zlib';
 import { embeddedDatabaseDump, pgliteDirFor } from './database.js';
 import { ensurePrivateDir } from './private-files.js';
+import { STORAGE_RESERVE_BYTES } from './storage-full.js';
 
 /** The subset of pino the backup logs through. */
 export interface BackupLog {
@@ -66,7 +67,7 @@ async function syncPath(file: string): Promise<void> {
  * file. The tarball is built in memory (about the size of DATA_DIR/pglite), compressed after the
  * database is free again. The caller runs one at a time (createEmbeddedBackups).
  */
-export async function writeEmbeddedBackup(options: { dataDir: string; dump: () => Promise<Blob>; now?: () => Date }): Promise<EmbeddedBackup> {
+export async function writeEmbeddedBackup(options: { dataDir: string; dump: () => Promise<Blob>; now?: () => Date; reserveBytes?: number }): Promise<EmbeddedBackup> {
   const started = performance.now();
   const dir = backupsDirFor(options.dataDir);
   ensurePrivateDir(dir);
@@ -79,6 +80,15 @@ export async function writeEmbeddedBackup(options: { dataDir: string; dump: () =
   const temporary = path.join(dir, `.embedded-${stamp}.${randomBytes(4).toString('hex')}.tmp`);
   const tarball = await options.dump();
   const dumpMs = performance.now() - started;
+  // The copy shares the disk with the database it copies: it may not eat into the reserve the
+  // embedded database keeps so that it never runs out of WAL space (storage-full.ts). Gzip writes
+  // at most about the tarball's size, so that much must be free above the reserve.
+  const reserve = options.reserveBytes ?? STORAGE_RESERVE_BYTES;
+  const fs = await statfs(dir);
+  const free = fs.bavail * fs.bsize;
+  if (free < tarball.size + reserve) {
+    throw new Error(`not enough free space for a backup under ${dir}: it may need ${tarball.size} bytes and the embedded database keeps ${reserve} bytes free, but ${free} are free`);
+  }
   try {
     await pipeline(
       Readable.fromWeb(tarball.stream() as NodeReadableStream<Uint8Array>),
