@@ -41,15 +41,6 @@ export interface AgentGateway {
   close(): Promise<void>;
 }
 
-/** How a live query ended, as metrics count it (API.md §2 codes, lower-cased; a bounded set). */
-export type LiveOutcome = 'ok' | 'device_offline' | 'agent_error' | 'agent_bad_reply' | 'agent_timeout' | 'not_found' | 'other';
-const FAILURE_OUTCOMES = new Set<string>(['device_offline', 'agent_error', 'agent_bad_reply', 'agent_timeout', 'not_found']);
-
-export function liveOutcome(err: unknown): LiveOutcome {
-  const code = err instanceof AppError ? err.code.toLowerCase() : '';
-  return FAILURE_OUTCOMES.has(code) ? (code as LiveOutcome) : 'other';
-}
-
 const PING_INTERVAL_MS = 30_000;
 const DECOMMISSIONED_CLOSE_CODE = 4001;
 

@@ -8,7 +8,8 @@ import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf } from '../http/pagination.js';
 import { callerEvent, type RecordAudit } from '../audit/recorder.js';
-import { liveOutcome, type AgentGateway, type LiveOutcome } from './gateway.js';
+import type { AgentGateway } from './gateway.js';
+import { liveOutcome, type LiveOutcome } from './outcomes.js';
 import type { CommandPayload, EventLogQuery, EventLogQueryResult, LiveEventLogDescriptor, LiveEventLogEntry, LiveLevel } from './protocol.js';
 
 export const LIVE_MAX_LIMIT = 500;

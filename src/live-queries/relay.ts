@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { AppError, ERROR_CATALOGUE, type ErrorCode, agentTimeout } from '../errors.js';
 import { connectRedis } from '../coordination/redis.js';
 import type { CommandPayload } from './protocol.js';
-import { liveOutcome, type LiveOutcome } from './gateway.js';
+import { liveOutcome, type LiveOutcome } from './outcomes.js';
 
 export type RelayHandler = (deviceId: string, command: CommandPayload) => Promise<unknown>;
 export type DisconnectHandler = (deviceId: string) => void;
