@@ -204,7 +204,6 @@ type RateCommands = Redis & {
   dmsClaimUsage(pending: string, index: string, now: number, lease: number, batchId: string, prefix: string): Promise<string[]>;
 };
 
-
 /** A batch hash ({hash: count, hash@: last used}) as counts per key material. */
 function usageOfBatch(fields: Record<string, string>): UsageBatch['usage'] {
   return Object.keys(fields)

@@ -73,8 +73,14 @@ function asApiError(err: unknown): ApiError {
 
 type Cell<T> = { state: 'waiting' } | { state: 'done'; value: T } | { state: 'failed'; error: ApiError };
 
-function errorOf<T>(cell: Cell<T> | undefined): ApiError | null {
-  return cell?.state === 'failed' ? cell.error : null;
+/** The organizations whose cell failed (those `counts` accepts), and the first one's error to show. */
+function failuresOf<T>(ids: readonly string[], cells: ReadonlyMap<string, Cell<T>>, counts: (error: ApiError) => boolean = () => true) {
+  const failed = ids.filter((id) => {
+    const cell = cells.get(id);
+    return cell?.state === 'failed' && counts(cell.error);
+  });
+  const first = failed.length ? cells.get(failed[0]!) : undefined;
+  return { failed, firstError: first?.state === 'failed' ? first.error : null };
 }
 
 /**
@@ -174,8 +180,7 @@ function DeviceCounts({ orgs }: { orgs: Loaded<OrgsInReach | null> }) {
 function DeviceCountTable({ data }: { data: OrgsInReach }) {
   const ids = data.orgs.map((o) => o.id);
   const { cells, retry } = useBounded(ids, COUNT_CONCURRENCY, countDevices);
-  const failed = ids.filter((id) => cells.get(id)?.state === 'failed');
-  const firstError = failed.length ? errorOf(cells.get(failed[0]!)) : null;
+  const { failed, firstError } = failuresOf(ids, cells);
   return (
     <>
       <div className="table-scroll">
@@ -293,11 +298,7 @@ function ChainStatuses({ orgs }: { orgs: Loaded<OrgsInReach | null> }) {
 function ChainTable({ data, own }: { data: OrgsInReach; own: boolean }) {
   const ids = data.orgs.map((o) => o.id);
   const { cells, retry } = useBounded(ids, VERIFY_CONCURRENCY, (id) => verifyChain(id, own));
-  const failed = ids.filter((id) => {
-    const cell = cells.get(id);
-    return cell?.state === 'failed' && !isBusy(cell.error);
-  });
-  const firstError = failed.length ? errorOf(cells.get(failed[0]!)) : null;
+  const { failed, firstError } = failuresOf(ids, cells, (error) => !isBusy(error));
   return (
     <>
       <div className="table-scroll">
