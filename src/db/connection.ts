@@ -45,11 +45,8 @@ export interface Transaction extends Queryable {
 }
 
 export interface TransactionOptions {
-  /**
-   * SQL sent in the same round trip as BEGIN (the tenant scope's settings): literal SQL only,
-   * no parameters, so whoever builds it must have checked every value it contains.
-   */
-  setup?: string;
+  /** A statement run first, in the same round trip as BEGIN (the tenant scope's settings). */
+  setup?: { text: string; params: unknown[] };
 }
 
 /** Runs a committed transaction's after-commit work; one failing does not stop the others. */

@@ -192,17 +192,39 @@ describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_D
     assert.ok(count <= 256, `${count} statements prepared on one connection`);
   });
 
-  it('sets the tenant scope in the round trip of BEGIN, refusing values that are not uuids', async () => {
+  it('sets the tenant scope with BEGIN, as parameters: a hostile value is data, never SQL', async () => {
     const partnerId = '11111111-1111-4111-8111-111111111111';
     const scope: TenantScope = { scope: 'organization', partnerId, orgIds: ['22222222-2222-4222-8222-222222222222'] };
-    const settings = await withTenant(db, scope, async (tx) => {
+    const read = (tenant: TenantScope) => withTenant(db, tenant, async (tx) => {
       const { rows } = await tx.query<{ scope: string; org_ids: string; partner: string }>(
         `select current_setting('app.scope') as scope, current_setting('app.org_ids') as org_ids, current_setting('app.partner_id') as partner`,
       );
       return rows[0]!;
     });
-    assert.deepEqual(settings, { scope: 'organization', org_ids: '{22222222-2222-4222-8222-222222222222}', partner: partnerId });
-    const hostile: TenantScope = { scope: 'organization', partnerId, orgIds: [`x', true); select pg_sleep(1); --`] };
-    await assert.rejects(withTenant(db, hostile, async () => 1), /refusing a tenant scope/);
+    assert.deepEqual(await read(scope), { scope: 'organization', org_ids: '{22222222-2222-4222-8222-222222222222}', partner: partnerId });
+    const hostile = `x', true); select pg_sleep(1); --`;
+    const started = performance.now();
+    assert.equal((await read({ ...scope, partnerId: hostile })).partner, hostile);
+    assert.ok(performance.now() - started < 900, 'the hostile value ran as SQL');
+  });
+
+  // BEGIN, the scope and the first statement go out in one write (pipelined): a failure anywhere in
+  // it must still roll back, answer with its own error and leave the one connection clean.
+  it('rolls back a pipelined BEGIN whose setup or first statement fails, and the connection serves the next transaction', async () => {
+    await assert.rejects(
+      db.transaction((tx) => tx.query('select 1'), { setup: { text: `select set_config('role', $1, true)`, params: ['no_such_role'] } }),
+      /role "no_such_role" does not exist/,
+    );
+    await assert.rejects(withTenant(db, SYSTEM_SCOPE, (tx) => tx.query('select 1/0')), /division by zero/);
+    const scoped: TenantScope = { scope: 'organization', partnerId: randomUUID(), orgIds: [randomUUID()] };
+    await assert.rejects(withTenant(db, scoped, async (tx) => {
+      await tx.query(`select 1`);
+      throw new Error('the route failed');
+    }), /the route failed/);
+    // Same connection (a pool of one): no transaction left open and no scope left behind.
+    const { rows } = await db.transaction((tx) => tx.query<{ scope: string | null }>(
+      `select current_setting('app.scope', true) as scope`));
+    assert.ok(!rows[0]!.scope, `scope left behind: ${rows[0]!.scope}`);
+    assert.equal(await withTenant(db, SYSTEM_SCOPE, async () => 'no statement'), 'no statement');
   });
 });

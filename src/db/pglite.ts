@@ -70,7 +70,7 @@ export async function openPglite(options: DatabaseOptions): Promise<Database> {
       try {
         result = await db.transaction(async (ptx) => {
           if (readOnly) await ptx.exec('set transaction read only');
-          if (txOptions?.setup) await ptx.exec(txOptions.setup);
+          if (txOptions?.setup) await ptx.query(txOptions.setup.text, txOptions.setup.params);
           return fn({
             async query(text, params, options) {
               const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);

@@ -94,7 +94,9 @@ function loginPool(url: string, max: number, log?: (message: string) => void, ge
     // and a backlog of 5,000 entries took 7-60 s to seal instead of under one).
     options: `-c idle_in_transaction_session_timeout=60000${genericPlans ? ' -c plan_cache_mode=force_generic_plan' : ''}`,
     connectionTimeoutMillis: 5000,
-  });
+    // Statements are written without waiting for the one before (poolTransaction sends BEGIN with the first).
+    pipeline: true,
+  } as pg.PoolConfig);
   pool.on('error', (err) => log?.(`idle database connection failed: ${err.message}`));
   return pool;
 }
@@ -122,7 +124,19 @@ function statementName(client: pg.PoolClient, text: string): string | undefined 
   return name;
 }
 
-/** One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws. */
+/** The connection's socket, corked while one write's messages are queued (one syscall, one packet). */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | null {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : null;
+}
+
+/**
+ * One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws.
+ * The connection pipelines (pg's `pipeline` mode): BEGIN and the setup are not sent on their own but
+ * in one write with the transaction's first statement, and their answers are read with its answer,
+ * so a one-statement read is two round trips (that write, then COMMIT), not three. A transaction
+ * that never queries sends nothing.
+ */
 async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
   let client: pg.PoolClient;
   try {
@@ -142,32 +156,59 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     client.removeListener('error', onError);
     client.release(destroy || broken);
   };
+  const socket = socketOf(client);
+  // Sends without waiting; the caller awaits each answer in order. The handler only keeps an answer
+  // that is never awaited (after an earlier failure) from counting as unhandled.
+  const send = <R extends pg.QueryResultRow>(config: string | pg.QueryConfig): Promise<pg.QueryResult<R>> => {
+    const sent = client.query<R>(config as pg.QueryConfig);
+    sent.catch(() => {});
+    return sent;
+  };
+  const prepared = (text: string, values: unknown[], rowMode?: 'array'): pg.QueryConfig => ({
+    name: statementName(client, text), text, values, ...(rowMode ? { rowMode } : {}),
+  } as pg.QueryConfig);
   const committed: (() => void)[] = [];
+  let begun = false;
   let customPlans = false;
   const tx: Transaction = {
     async query(text, params, options) {
-      let name: string | undefined;
-      if (options?.prepare !== false) name = statementName(client, text);
-      else if (!customPlans) {
-        await client.query(`set local plan_cache_mode = force_custom_plan`);
-        customPlans = true;
+      // Statements sent ahead of this one in the same write; the first to fail is the error (a
+      // failed BEGIN or setup aborts what follows it).
+      const ahead: Promise<unknown>[] = [];
+      let result: Promise<pg.QueryResult>;
+      socket?.cork();
+      try {
+        if (!begun) {
+          begun = true;
+          ahead.push(send('BEGIN'));
+          if (setup) ahead.push(send(prepared(setup.text, setup.params)));
+        }
+        if (options?.prepare === false && !customPlans) {
+          customPlans = true;
+          ahead.push(send('set local plan_cache_mode = force_custom_plan'));
+        }
+        result = send(options?.prepare === false
+          ? { text, values: params as unknown[], ...(options.rowMode ? { rowMode: options.rowMode } : {}) } as pg.QueryConfig
+          : prepared(text, (params ?? []) as unknown[], options?.rowMode));
+      } finally {
+        socket?.uncork();
       }
-      const result = await client.query({ name, text, values: params as unknown[], ...(options?.rowMode ? { rowMode: options.rowMode } : {}) });
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      for (const step of ahead) await step;
+      const { rows, rowCount } = await result;
+      return { rows, rowCount: rowCount ?? 0 };
     },
     afterCommit: (cb) => committed.push(cb),
   };
+  const setup = options?.setup;
   try {
-    // One round trip: BEGIN and the setup travel as one simple-protocol message.
-    await client.query(options?.setup ? `BEGIN; ${options.setup}` : 'BEGIN');
     const result = await fn(tx);
-    await client.query('COMMIT');
+    if (begun) await client.query('COMMIT');
     release();
     runAfterCommit(committed);
     return result;
   } catch (err) {
     try {
-      await client.query('ROLLBACK');
+      if (begun) await client.query('ROLLBACK');
       release();
     } catch {
       release(true);

@@ -21,36 +21,26 @@ export async function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: T
   // On PostgreSQL the login is the app role and nothing more (postgres.ts refuses any other at
   // start-up), so there is no role to switch to: setting it anyway cost ~5% of PostgreSQL's CPU on
   // the device list. PGlite's one superuser connection must switch.
-  return db.transaction(fn, { setup: scopeSetup(db.kind === 'pglite' ? db.appRole : null, scope) });
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ROLE = /^[a-z_][a-z0-9_]*$/;
-const SCOPES = new Set(['system', 'partner', 'organization']);
-
-function settings(role: string, scope: TenantScope): [string, string, string, string, string] {
-  const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
-  const partnerId = scope.scope === 'system' ? '' : scope.partnerId;
-  const allOrgs = scope.scope === 'partner' && scope.allOrgs;
-  return [role, scope.scope, `{${orgIds.join(',')}}`, partnerId, allOrgs ? 'true' : 'false'];
+  return db.transaction(fn, { setup: scopeStatement(db.kind === 'pglite' ? db.appRole : null, scope) });
 }
 
 /**
- * The scope as literal SQL, sent with BEGIN in one round trip (Database.transaction's `setup`), and
- * the role to switch to (null: the login already is it). Literal, so every value is checked to be
- * what it claims (a role name, uuids) before it is written into the statement; anything else
- * throws rather than reach the database.
+ * The statement that sets the scope transaction-locally, and the role to switch to (null: the login
+ * already is it). A prepared statement like any other: PostgreSQL sends it in BEGIN's write, ahead
+ * of the transaction's first statement (postgres.ts).
  */
-export function scopeSetup(role: string | null, scope: TenantScope): string {
+export function scopeStatement(role: string | null, scope: TenantScope): { text: string; params: unknown[] } {
   const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
   const partnerId = scope.scope === 'system' ? '' : scope.partnerId;
-  if ((role !== null && !ROLE.test(role)) || !SCOPES.has(scope.scope) || (partnerId !== '' && !UUID.test(partnerId)) || !orgIds.every((id) => UUID.test(id))) {
-    throw new Error('refusing a tenant scope that is not made of role names and uuids');
-  }
-  const [r, s, o, p, a] = settings(role ?? '', scope);
-  return `select ${role === null ? '' : `set_config('role', '${r}', true), `}set_config('app.scope', '${s}', true), set_config('app.org_ids', '${o}', true), ` +
-    `set_config('app.partner_id', '${p}', true), set_config('app.partner_all', '${a}', true)`;
+  const allOrgs = scope.scope === 'partner' && scope.allOrgs;
+  const settings = [scope.scope, `{${orgIds.join(',')}}`, partnerId, allOrgs ? 'true' : 'false'];
+  return role === null
+    ? { text: SCOPE_SQL, params: settings }
+    : { text: ROLE_AND_SCOPE_SQL, params: [...settings, role] };
 }
+
+const SCOPE_SQL = `select set_config('app.scope', $1, true), set_config('app.org_ids', $2, true), set_config('app.partner_id', $3, true), set_config('app.partner_all', $4, true)`;
+const ROLE_AND_SCOPE_SQL = `select set_config('role', $5, true), set_config('app.scope', $1, true), set_config('app.org_ids', $2, true), set_config('app.partner_id', $3, true), set_config('app.partner_all', $4, true)`;
 
 /**
  * Sets role and scope transaction-locally, in one statement, inside a transaction already open (a
@@ -58,9 +48,6 @@ export function scopeSetup(role: string | null, scope: TenantScope): string {
  * oneself is all it can do); PGlite's one superuser connection needs it.
  */
 export async function applyTenantScope(tx: Queryable, role: string, scope: TenantScope): Promise<void> {
-  await tx.query(
-    `select set_config('role', $1, true), set_config('app.scope', $2, true), set_config('app.org_ids', $3, true),
-            set_config('app.partner_id', $4, true), set_config('app.partner_all', $5, true)`,
-    settings(role, scope),
-  );
+  const { text, params } = scopeStatement(role, scope);
+  await tx.query(text, params);
 }

@@ -4,7 +4,7 @@
 // and one sender per destination across instances. Each suite has a database of its own: the apps
 // of other test files would otherwise take part in sending these destinations, as instances should.
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { backends, privateTestDatabase, testApp, type TestApp } from '../../test/support/app.js';
 import { createOrg, createPartner, createUser, type TestOrg, type TestPartner } from '../../test/support/factory.js';
@@ -48,9 +48,10 @@ for (const backend of backends()) {
       (await tx.query<{ action: string; org_id: string | null; details: Record<string, unknown> }>(
         `select action, org_id, details from audit_logs where resource_id = $1 order by pending_order`, [id])).rows);
 
+    const encryptionKey = randomBytes(32).toString('hex');
     before(async () => {
       database = await privateTestDatabase(backend);
-      t = await testApp({ backend, db: database.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
+      t = await testApp({ backend, db: database.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true', APP_ENCRYPTION_KEY: encryptionKey } });
       partner = await createPartner(t.db);
       orgA = await createOrg(t.db, partner.id);
       orgB = await createOrg(t.db, partner.id);
@@ -282,7 +283,9 @@ for (const backend of backends()) {
     });
 
     it('lets one instance at a time send a destination: two senders never deliver an entry twice', async () => {
-      const other = await testApp({ backend, db: t.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true' } });
+      // Instances of one deployment share the key that seals destination secrets: without it, the
+      // one that wins the lease could not sign, and would hold the destination without sending.
+      const other = await testApp({ backend, db: t.db, env: { OUTBOUND_ALLOW_PRIVATE: 'true', APP_ENCRYPTION_KEY: encryptionKey } });
       try {
         const hook = (await create('orgAdminA', { name: 'shared', kind: 'webhook', url: `${receiver.url}?shared`, filter: { actions: ['site.create'] } })).json();
         receiver.received.length = 0;

@@ -141,6 +141,8 @@ export function createEventSender(deps: {
       if (entries.length === 0) return;
       const wanted = entries.filter((e) => matchesFilter(e, d.filter_actions, d.filter_results));
       const { delivered, results } = wanted.length > 0 ? await deliver(d, wanted) : { delivered: 0, results: [] };
+      // Stopped short without a failed attempt: the lease was lost, and the new holder sends the rest.
+      if (delivered < wanted.length && results.length === delivered) return;
       const failedAt = delivered < wanted.length ? wanted[delivered]! : null;
       // Everything before the failed entry is done (filtered-out entries included).
       const upTo = failedAt ? failedAt.seq - 1 : entries[entries.length - 1]!.seq;
