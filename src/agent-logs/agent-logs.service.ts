@@ -3,7 +3,7 @@
 import type { Static } from 'typebox';
 import type { Database, Queryable } from '../db/database.js';
 import { substringPattern } from '../db/like.js';
-import { withTenant } from '../db/tenant-scope.js';
+import { readTenant, withTenant } from '../db/tenant-scope.js';
 import { invalidRequest } from '../errors.js';
 import type { AgentCaller, Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -209,7 +209,7 @@ export function createAgentLogsService(deps: {
         until: optionalTime(query.until, 'query.until'),
         messagePattern: query.search === undefined ? undefined : substringPattern(query.search),
       };
-      const { rows, total } = await withTenant(db, caller.tenant, async (tx) => {
+      const { rows, total } = await readTenant(db, caller.tenant, async (tx) => {
         await deps.deviceInReach(tx, caller, deviceId);
         return repo.listDiagnosticLogs(tx, filter, page.limit, page.offset, !query.skipCount);
       });
@@ -226,7 +226,7 @@ export function createAgentLogsService(deps: {
         since: optionalTime(query.startDate, 'query.startDate'),
         until: optionalTime(query.endDate, 'query.endDate'),
       };
-      const { rows, total } = await withTenant(db, caller.tenant, async (tx) => {
+      const { rows, total } = await readTenant(db, caller.tenant, async (tx) => {
         await deps.deviceInReach(tx, caller, deviceId);
         return repo.listEventLogs(tx, filter, page.limit, page.offset, !query.skipCount);
       });

@@ -2,7 +2,7 @@
 // Keys of an organization outside the caller's reach are 404; a create naming one is 403.
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
-import { withTenant } from '../db/tenant-scope.js';
+import { readTenant, withTenant } from '../db/tenant-scope.js';
 import { accountWithoutOrg, AppError, emptyUpdate, notFound, orgDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -87,7 +87,7 @@ export function createApiKeysService(deps: {
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+      const { rows, total } = await readTenant(db, caller.tenant, (tx) =>
         keys.listKeys(tx, { orgIds, status: query.status, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(view), page, total);
@@ -95,7 +95,7 @@ export function createApiKeysService(deps: {
 
     async get(caller: Caller, id: string): Promise<ApiKeyView> {
       assertKeyManager(caller);
-      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
+      return readTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
     },
 
     async create(caller: Caller, body: Static<typeof CreateApiKeyBody>, meta: RequestMeta): Promise<ApiKeyWithSecretView> {

@@ -3,7 +3,7 @@
 // last answer for as long as the rows it read are unchanged.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database, Transaction } from '../db/database.js';
-import { withTenant, type TenantScope } from '../db/tenant-scope.js';
+import { readTenant, withTenant, type TenantScope } from '../db/tenant-scope.js';
 import { AppError, notFound, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import { pageOf, paginated } from '../http/pagination.js';
@@ -82,7 +82,7 @@ export function createAuditService(deps: { db: Database; verifyPool: VerifyPool 
     if (params.action) filter.action = params.action;
     if (params.resource) filter.resource = params.resource;
     if (params.q) filter.q = params.q;
-    const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+    const { rows, total } = await readTenant(db, caller.tenant, (tx) =>
       repo.listAuditRows(tx, filter, page.limit, page.offset, !params.skipCount),
     );
     return { rows, total, page };
@@ -172,7 +172,7 @@ export function createAuditService(deps: { db: Database; verifyPool: VerifyPool 
     },
 
     async log(caller: Caller, id: string) {
-      const row = await withTenant(db, caller.tenant, (tx) => repo.findAuditRow(tx, id));
+      const row = await readTenant(db, caller.tenant, (tx) => repo.findAuditRow(tx, id));
       if (!row) throw notFound('Audit log entry');
       return logEntry(row);
     },

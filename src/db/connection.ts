@@ -47,6 +47,12 @@ export interface Transaction extends Queryable {
 export interface TransactionOptions {
   /** A statement run first, in the same round trip as BEGIN (the tenant scope's settings). */
   setup?: { text: string; params: unknown[] };
+  /**
+   * The transaction only reads (PostgreSQL: BEGIN READ ONLY, so a write in it fails). Its answer is
+   * complete once its statements have answered, so its COMMIT is not waited for: it goes out with
+   * the connection's next write, or on its own at the next turn of the event loop. Ignored by PGlite.
+   */
+  readOnly?: boolean;
 }
 
 /** Runs a committed transaction's after-commit work; one failing does not stop the others. */

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type Database, type Queryable } from './database.js';
-import { SYSTEM_SCOPE, withTenant, type TenantScope } from './tenant-scope.js';
+import { readTenant, SYSTEM_SCOPE, withTenant, type TenantScope } from './tenant-scope.js';
 import { backends, openTestDatabase } from '../../test/support/app.js';
 import { createOrg, createPartner, createSite, createUser } from '../../test/support/factory.js';
 
@@ -210,6 +210,35 @@ describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_D
 
   // BEGIN, the scope and the first statement go out in one write (pipelined): a failure anywhere in
   // it must still roll back, answer with its own error and leave the one connection clean.
+  it('runs a read-only transaction read only, and leaves no connection idle in a transaction after it', async () => {
+    await assert.rejects(
+      readTenant(db, SYSTEM_SCOPE, (tx) => tx.query(`insert into partners (name, slug) values ('x', $1)`, [`ro-${randomUUID()}`])),
+      /read-only transaction/,
+    );
+    const scoped: TenantScope = { scope: 'organization', partnerId: randomUUID(), orgIds: [randomUUID()] };
+    const pid = await readTenant(db, scoped, async (tx) => (await tx.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid);
+    // The next transaction on the one connection writes the owed COMMIT ahead of its BEGIN: it
+    // starts afresh, not read only and without the scope of the one before.
+    const next = await db.transaction((tx) => tx.query<{ scope: string | null; ro: string; pid: number }>(
+      `select current_setting('app.scope', true) as scope, current_setting('transaction_read_only') as ro, pg_backend_pid() as pid`));
+    assert.deepEqual([next.rows[0]!.pid, next.rows[0]!.ro], [pid, 'off']);
+    assert.ok(!next.rows[0]!.scope, `scope left behind: ${next.rows[0]!.scope}`);
+    // With no transaction after it, the COMMIT goes out by itself.
+    await readTenant(db, scoped, (tx) => tx.query('select 1'));
+    const owner = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL! });
+    await owner.connect();
+    try {
+      let state = '';
+      for (let i = 0; i < 50 && state !== 'idle'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        state = (await owner.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [pid])).rows[0]?.state ?? '';
+      }
+      assert.equal(state, 'idle');
+    } finally {
+      await owner.end();
+    }
+  });
+
   it('rolls back a pipelined BEGIN whose setup or first statement fails, and the connection serves the next transaction', async () => {
     await assert.rejects(
       db.transaction((tx) => tx.query('select 1'), { setup: { text: `select set_config('role', $1, true)`, params: ['no_such_role'] } }),

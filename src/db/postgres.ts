@@ -131,10 +131,26 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | nul
 }
 
 /**
+ * Connections whose last transaction only read and still owes its COMMIT (TransactionOptions.readOnly):
+ * the next transaction on the connection writes it ahead of its own BEGIN, or, if none starts first,
+ * it goes out on its own at the next turn of the event loop. Nothing can run on the connection
+ * before it: the next transaction takes the debt when it checks the connection out.
+ */
+const owesCommit = new WeakSet<pg.PoolClient>();
+
+function settleLater(client: pg.PoolClient): void {
+  owesCommit.add(client);
+  setImmediate(() => {
+    if (owesCommit.delete(client)) client.query('COMMIT').catch(() => {}); // a broken connection leaves the pool by itself
+  });
+}
+
+/**
  * One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws.
  * The connection pipelines (pg's `pipeline` mode): BEGIN and the setup are not sent on their own but
  * in one write with the transaction's first statement, and their answers are read with its answer,
- * so a one-statement read is two round trips (that write, then COMMIT), not three. A transaction
+ * so a one-statement transaction is two round trips (that write, then COMMIT), not three; a
+ * read-only one is one, its COMMIT left for the connection's next write (owesCommit). A transaction
  * that never queries sends nothing.
  */
 async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
@@ -167,7 +183,9 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
   const prepared = (text: string, values: unknown[], rowMode?: 'array'): pg.QueryConfig => ({
     name: statementName(client, text), text, values, ...(rowMode ? { rowMode } : {}),
   } as pg.QueryConfig);
+  const { setup, readOnly } = options ?? {};
   const committed: (() => void)[] = [];
+  let owed = owesCommit.delete(client);
   let begun = false;
   let customPlans = false;
   const tx: Transaction = {
@@ -180,7 +198,9 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
       try {
         if (!begun) {
           begun = true;
-          ahead.push(send('BEGIN'));
+          if (owed) ahead.push(send('COMMIT'));
+          owed = false;
+          ahead.push(send(readOnly ? 'BEGIN READ ONLY' : 'BEGIN'));
           if (setup) ahead.push(send(prepared(setup.text, setup.params)));
         }
         if (options?.prepare === false && !customPlans) {
@@ -199,16 +219,17 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     },
     afterCommit: (cb) => committed.push(cb),
   };
-  const setup = options?.setup;
   try {
     const result = await fn(tx);
-    if (begun) await client.query('COMMIT');
+    if (owed || (begun && readOnly)) settleLater(client);
+    else if (begun) await client.query('COMMIT');
     release();
     runAfterCommit(committed);
     return result;
   } catch (err) {
     try {
       if (begun) await client.query('ROLLBACK');
+      else if (owed) settleLater(client);
       release();
     } catch {
       release(true);

@@ -17,11 +17,16 @@ export type TenantScope =
 /** For work the service does on its own behalf (authentication, bootstrap, workers). */
 export const SYSTEM_SCOPE: TenantScope = Object.freeze({ scope: 'system' });
 
-export async function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+export async function withTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>, options?: { readOnly?: boolean }): Promise<T> {
   // On PostgreSQL the login is the app role and nothing more (postgres.ts refuses any other at
   // start-up), so there is no role to switch to: setting it anyway cost ~5% of PostgreSQL's CPU on
   // the device list. PGlite's one superuser connection must switch.
-  return db.transaction(fn, { setup: scopeStatement(db.kind === 'pglite' ? db.appRole : null, scope) });
+  return db.transaction(fn, { setup: scopeStatement(db.kind === 'pglite' ? db.appRole : null, scope), ...options });
+}
+
+/** withTenant for work that only reads (TransactionOptions.readOnly): the hot lists and lookups. */
+export function readTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  return withTenant(db, scope, fn, { readOnly: true });
 }
 
 /**

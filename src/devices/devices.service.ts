@@ -4,7 +4,7 @@
 // does not exist. `deviceInReach` is the reach rule other modules (logs, live queries) apply.
 import type { Static } from 'typebox';
 import type { Database, Queryable } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { SYSTEM_SCOPE, readTenant, withTenant } from '../db/tenant-scope.js';
 import { notFound, siteOutsideOrg } from '../errors.js';
 import type { AgentCaller, Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -114,14 +114,14 @@ export function createDevicesService(deps: {
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+      const { rows, total } = await readTenant(db, caller.tenant, (tx) =>
         devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, search: query.search, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(deviceView), page, total);
     },
 
     async get(caller: Caller, id: string): Promise<DeviceView> {
-      const row = await withTenant(db, caller.tenant, (tx) => devices.findDevice(tx, id, new Date(deps.now())));
+      const row = await readTenant(db, caller.tenant, (tx) => devices.findDevice(tx, id, new Date(deps.now())));
       if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Device');
       return deviceView(row);
     },

@@ -4,7 +4,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
-import { withTenant } from '../db/tenant-scope.js';
+import { readTenant, withTenant } from '../db/tenant-scope.js';
 import { AppError, accountWithoutOrg, enrollmentKeyInvalid, notFound, orgDenied, siteOutsideOrg } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -104,14 +104,14 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+      const { rows, total } = await readTenant(db, caller.tenant, (tx) =>
         keys.listKeys(tx, { orgIds, expired: query.expired, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(view), page, total);
     },
 
     async get(caller: Caller, id: string): Promise<EnrollmentKeyView> {
-      return withTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
+      return readTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
     },
 
     async create(caller: Caller, body: Static<typeof CreateEnrollmentKeyBody>, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {

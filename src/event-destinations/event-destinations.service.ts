@@ -2,7 +2,7 @@
 // sender (sender.ts) delivers; this module's routes only manage.
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
-import { withTenant } from '../db/tenant-scope.js';
+import { readTenant, withTenant } from '../db/tenant-scope.js';
 import {
   accountWithoutOrg, AppError, emptyUpdate, invalidRequest, notFound, orgDenied, partnerMismatch, permissionDenied,
 } from '../errors.js';
@@ -129,7 +129,7 @@ export function createEventDestinationsService(deps: {
       const wholePartner = caller.tenant.scope === 'partner' && caller.tenant.allOrgs ? caller.partnerId : null;
       if (query.orgId && !caller.canAccessOrg(query.orgId)) return paginated([], page, 0);
       if (query.partnerId && caller.scope !== 'system' && query.partnerId !== wholePartner) return paginated([], page, 0);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) =>
+      const { rows, total } = await readTenant(db, caller.tenant, (tx) =>
         repo.listDestinations(tx, {
           orgIds: caller.accessibleOrgIds,
           orgId: query.orgId,
@@ -142,7 +142,7 @@ export function createEventDestinationsService(deps: {
     },
 
     async get(caller: Caller, id: string): Promise<DestinationView> {
-      return withTenant(db, caller.tenant, async (tx) => destinationView(await reachable(tx, caller, id)));
+      return readTenant(db, caller.tenant, async (tx) => destinationView(await reachable(tx, caller, id)));
     },
 
     async create(caller: Caller, body: Static<typeof CreateDestinationBody>, meta: RequestMeta): Promise<DestinationView & { secret?: string }> {
@@ -262,7 +262,7 @@ export function createEventDestinationsService(deps: {
 
     async deliveries(caller: Caller, id: string, query: { page?: number; limit?: number; skipCount?: boolean }): Promise<PaginatedResult<Static<typeof Delivery>>> {
       const page = pageOf(query);
-      const { rows, total } = await withTenant(db, caller.tenant, async (tx) => {
+      const { rows, total } = await readTenant(db, caller.tenant, async (tx) => {
         await reachable(tx, caller, id);
         return repo.listDeliveries(tx, id, new Date(deps.now() - DELIVERY_LOG_MS), page.limit, page.offset, page.withTotal);
       });

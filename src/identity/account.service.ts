@@ -3,7 +3,7 @@
 // caller caches are cleared through the invalidation bus.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database, Transaction } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { readTenant, SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { accessTokenInvalid, AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -67,7 +67,7 @@ export function createAccountService(deps: {
   async function listSessions(caller: Caller, query: { page?: number; limit?: number; skipCount?: boolean }): Promise<PaginatedResult<SessionView>> {
     const current = sessionOf(caller);
     const page = pageOf(query);
-    const { rows, total } = await system((tx) => sessions.liveSessionsOf(tx, caller.id, new Date(now()), page));
+    const { rows, total } = await readTenant(db, SYSTEM_SCOPE, (tx) => sessions.liveSessionsOf(tx, caller.id, new Date(now()), page));
     return paginated(rows.map((r) => ({
       id: r.id,
       createdAt: r.created_at.toISOString(),

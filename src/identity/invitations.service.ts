@@ -2,7 +2,7 @@
 // never granting more than it holds (the rules of POST /users: users.service's grantOf and
 // placeWithinReach); the invitee chooses a password through the mailed link and is signed in.
 import type { Database, Transaction } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { readTenant, SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError, notFound, permissionDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -119,7 +119,7 @@ export function createInvitationsService(deps: {
 
   async function list(caller: Caller, query: ListInvitationsQuery): Promise<PaginatedResult<InvitationView>> {
     const page = pageOf(query);
-    return withTenant(db, caller.tenant, async (tx) => {
+    return readTenant(db, caller.tenant, async (tx) => {
       const reach = caller.accessibleOrgIds && { orgIds: caller.accessibleOrgIds, partnerId: caller.scope === 'partner' ? caller.partnerId : null };
       const filter: invitations.InvitationListFilter = { reach };
       if (query.partnerId) filter.partnerId = query.partnerId;

@@ -1,7 +1,7 @@
 // Users within the caller's reach (API.md §3): a caller creates and changes users only inside its
 // own tenant and never hands out more than it holds (role, organization access).
 import type { Database, Transaction } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { SYSTEM_SCOPE, readTenant, withTenant } from '../db/tenant-scope.js';
 import { AppError, emptyUpdate, notFound, permissionDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -227,7 +227,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
 
   async function list(caller: Caller, query: ListUsersQuery & { skipCount?: boolean }): Promise<PaginatedResult<UserView>> {
     const page = pageOf(query);
-    return withTenant(db, caller.tenant, async (tx) => {
+    return readTenant(db, caller.tenant, async (tx) => {
       const reach = caller.accessibleOrgIds && { orgIds: caller.accessibleOrgIds, partnerId: caller.scope === 'partner' ? caller.partnerId : null };
       const filter: users.UserListFilter = { reach };
       if (query.partnerId) filter.partnerId = query.partnerId;
@@ -239,7 +239,7 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   }
 
   async function get(caller: Caller, id: string): Promise<UserView> {
-    const row = await withTenant(db, caller.tenant, (tx) => users.findUserById(tx, id));
+    const row = await readTenant(db, caller.tenant, (tx) => users.findUserById(tx, id));
     if (!row) throw notFound('User');
     return userView(row);
   }

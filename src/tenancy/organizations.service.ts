@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
-import { applyTenantScope, withTenant } from '../db/tenant-scope.js';
+import { applyTenantScope, readTenant, withTenant } from '../db/tenant-scope.js';
 import { AppError, emptyUpdate, limitReached, notFound, partnerMismatch, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -69,7 +69,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
     /** GET /orgs/: every organization the caller reaches, unpaginated. */
     async accessible(caller: Caller): Promise<{ data: OrganizationView[] }> {
       if (caller.accessibleOrgIds?.length === 0) return { data: [] };
-      const { rows } = await withTenant(db, caller.tenant, (tx) =>
+      const { rows } = await readTenant(db, caller.tenant, (tx) =>
         orgs.listOrganizations(tx, { ids: caller.accessibleOrgIds, partnerOrder: caller.scope !== 'system' }, null),
       );
       return { data: rows.map(organizationView) };
@@ -86,7 +86,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
         ...(query.partnerId ? { partnerId: query.partnerId } : {}),
         ...(query.search !== undefined ? { search: query.search } : {}),
       };
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => orgs.listOrganizations(tx, filter, page));
+      const { rows, total } = await readTenant(db, caller.tenant, (tx) => orgs.listOrganizations(tx, filter, page));
       return paginated(rows.map(organizationView), page, total);
     },
 
@@ -125,7 +125,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
     },
 
     async get(caller: Caller, id: string): Promise<OrganizationView> {
-      return organizationView(await withTenant(db, caller.tenant, (tx) => reachable(tx, caller, id)));
+      return organizationView(await readTenant(db, caller.tenant, (tx) => reachable(tx, caller, id)));
     },
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {

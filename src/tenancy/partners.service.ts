@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Queryable, Transaction } from '../db/database.js';
-import { withTenant } from '../db/tenant-scope.js';
+import { readTenant, withTenant } from '../db/tenant-scope.js';
 import { accountWithoutPartner, AppError, emptyUpdate, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -131,7 +131,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
   return {
     async list(caller: Caller, query: { page?: number; limit?: number }): Promise<PaginatedResult<PartnerView>> {
       const page = pageOf(query);
-      const { rows, total } = await withTenant(db, caller.tenant, (tx) => partners.listPartners(tx, page.limit, page.offset, page.withTotal));
+      const { rows, total } = await readTenant(db, caller.tenant, (tx) => partners.listPartners(tx, page.limit, page.offset, page.withTotal));
       return paginated(rows.map(partnerView), page, total);
     },
 
@@ -149,7 +149,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
     },
 
     async get(caller: Caller, id: string): Promise<PartnerView> {
-      const row = await withTenant(db, caller.tenant, (tx) => partners.findPartner(tx, id));
+      const row = await readTenant(db, caller.tenant, (tx) => partners.findPartner(tx, id));
       if (!row) throw notFound('Partner');
       return partnerView(row);
     },
@@ -182,7 +182,7 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
 
     async getMine(caller: Caller): Promise<PartnerView> {
       if (!caller.partnerId) throw accountWithoutPartner();
-      const row = await withTenant(db, caller.tenant, (tx) => partners.findPartner(tx, caller.partnerId!));
+      const row = await readTenant(db, caller.tenant, (tx) => partners.findPartner(tx, caller.partnerId!));
       if (!row) throw notFound('Partner');
       return partnerViewFor(caller, row);
     },

@@ -1,7 +1,7 @@
 // Sites (SPEC "Site", the Sites endpoint table and "Authentication" 11: the site access check).
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { SYSTEM_SCOPE, readTenant, withTenant } from '../db/tenant-scope.js';
 import { AppError, emptyUpdate, notFound, orgDenied, siteDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -74,14 +74,14 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
       if (query.search !== undefined) {
         // Searches are not cached: there are as many of them as there are strings, and their pages
         // would push the list's own out of the cache. Their totals are counted, so skipCount skips it.
-        const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, { orgIds, search: query.search }, page));
+        const { rows, total } = await readTenant(db, caller.tenant, (tx) => sites.listSites(tx, { orgIds, search: query.search }, page));
         return paginated(rows.map(siteView), page, total);
       }
       // The cache keeps counted pages (totals come from per-organization counts, cheap); skipCount
       // only drops them from the answer.
       let result = listCache.get(orgIds, page.page, page.limit);
       if (!result) {
-        const { rows, total } = await withTenant(db, caller.tenant, (tx) => sites.listSites(tx, { orgIds }, { ...page, withTotal: true }));
+        const { rows, total } = await readTenant(db, caller.tenant, (tx) => sites.listSites(tx, { orgIds }, { ...page, withTotal: true }));
         result = paginated(rows.map(siteView), { ...page, withTotal: true }, total);
         listCache.set(orgIds, page.page, page.limit, result);
       }

@@ -1,16 +1,17 @@
 // Counts what a request asks of the database: its transactions and the statements inside them.
-// A transaction costs one round trip of its own (COMMIT: BEGIN and the tenant scope are written
-// with its first statement), each statement one more. Only work started inside `measure` is
-// counted (AsyncLocalStorage), so the service's timers (usage flushes, the sealer) never land in a
-// request's figures; work a request leaves for after its answer (a mail to send) is counted whole,
-// waited for before the figures are read.
+// Each statement is a round trip, and so is each COMMIT waited for (BEGIN and the tenant scope are
+// written with a transaction's first statement; a read-only transaction's COMMIT goes with the
+// connection's next write). Only work started inside `measure` is counted (AsyncLocalStorage), so
+// the service's timers (usage flushes, the sealer) never land in a request's figures; work a
+// request leaves for after its answer (a mail to send) is counted whole, waited for before the
+// figures are read.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from '../../src/db/database.js';
 
 export interface RoundTrips {
   transactions: number;
   statements: number;
-  /** transactions + statements */
+  /** Statements, plus the COMMITs waited for: one per transaction that made a statement, unless it was read-only. */
   roundTrips: number;
 }
 
@@ -21,21 +22,26 @@ export interface CountingDatabase {
 }
 
 export function countingDatabase(inner: Database): CountingDatabase {
-  const current = new AsyncLocalStorage<{ transactions: number; statements: number; running: Promise<unknown>[] }>();
+  const current = new AsyncLocalStorage<{ transactions: number; statements: number; commits: number; running: Promise<unknown>[] }>();
   const db: Database = {
     ...inner,
     transaction(fn, options) {
       const counts = current.getStore();
       if (counts) counts.transactions++;
+      let made = 0;
       const running = inner.transaction(
-        (tx) =>
-          fn({
+        async (tx) => {
+          const result = await fn({
             query(text, params, queryOptions) {
+              made++;
               if (counts) counts.statements++;
               return tx.query(text, params, queryOptions);
             },
             afterCommit: (cb) => tx.afterCommit(cb),
-          }),
+          });
+          if (counts && made > 0 && !options?.readOnly) counts.commits++;
+          return result;
+        },
         options,
       );
       counts?.running.push(running.catch(() => {}));
@@ -48,12 +54,12 @@ export function countingDatabase(inner: Database): CountingDatabase {
   return {
     db,
     async measure(fn) {
-      const counts = { transactions: 0, statements: 0, running: [] as Promise<unknown>[] };
+      const counts = { transactions: 0, statements: 0, commits: 0, running: [] as Promise<unknown>[] };
       // Awaited inside run(): a lazy thenable (app.inject) only starts when awaited, and must start here.
       const result = await current.run(counts, async () => await fn());
       while (counts.running.length > 0) await Promise.all(counts.running.splice(0));
-      const { transactions, statements } = counts;
-      return { result, counts: { transactions, statements, roundTrips: transactions + statements } };
+      const { transactions, statements, commits } = counts;
+      return { result, counts: { transactions, statements, roundTrips: statements + commits } };
     },
   };
 }
