@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import pg from 'pg';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { databaseUnavailable, storageFull } from '../errors.js';
 import { APP_ROLE, DEFAULT_MIGRATIONS_DIR, runAfterCommit, type Database, type DatabaseOptions, type Queryable } from './connection.js';
@@ -31,6 +32,17 @@ const embeddedDumps = new Map<string, () => Promise<Blob>>();
  */
 export function embeddedDatabaseDump(dir: string): (() => Promise<Blob>) | null {
   return embeddedDumps.get(path.resolve(dir)) ?? null;
+}
+
+/**
+ * A transaction's setup as one simple-protocol statement, its values written in as escaped literals:
+ * in process, the same statement with parameters cost PGlite ~30 µs more per transaction (~7%).
+ */
+function withLiterals(text: string, params: unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    return value === null || value === undefined ? 'NULL' : pg.escapeLiteral(String(value));
+  });
 }
 
 export async function openPglite(options: DatabaseOptions): Promise<Database> {
@@ -70,7 +82,7 @@ export async function openPglite(options: DatabaseOptions): Promise<Database> {
       try {
         result = await db.transaction(async (ptx) => {
           if (readOnly) await ptx.exec('set transaction read only');
-          if (txOptions?.setup) await ptx.query(txOptions.setup.text, txOptions.setup.params);
+          if (txOptions?.setup) await ptx.exec(withLiterals(txOptions.setup.text, txOptions.setup.params));
           return fn({
             async query(text, params, options) {
               const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);
