@@ -117,9 +117,6 @@ for (const backend of backends()) {
       assert.equal((await read({ ...scope, partnerId: hostile })).partner, hostile);
       assert.ok(performance.now() - started < 900, 'the hostile value ran as SQL');
     });
-
-    // BEGIN, the scope and the first statement go out in one write (pipelined): a failure anywhere in
-    // it must still roll back, answer with its own error and leave the one connection clean.
   });
 }
 
@@ -240,6 +237,8 @@ describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_D
     }
   });
 
+  // BEGIN, the scope and the first statement go out in one write (pipelined): a failure anywhere in
+  // it must still roll back, answer with its own error and leave the one connection clean.
   it('rolls back a pipelined BEGIN whose setup or first statement fails, and the connection serves the next transaction', async () => {
     await assert.rejects(
       db.transaction((tx) => tx.query('select 1'), { setup: { text: `select set_config('role', $1, true)`, params: ['no_such_role'] } }),
