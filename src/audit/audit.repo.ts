@@ -1,7 +1,7 @@
 // SQL for the audit log: appending, sealing, listing, searching and walking a chain. An entry's
 // wide row (audit_entries) is written once; its place in the chain is a row of audit_seals, and
 // while it has none it waits in audit_pending (migrations/0012).
-import type { Queryable } from '../db/database.js';
+import type { Queryable, Transaction } from '../db/database.js';
 import { NIL_UUID } from '../db/columns.js';
 import { substringPattern } from '../db/like.js';
 
@@ -82,8 +82,9 @@ export const INDEX_ORDER_ONLY = `select set_config('enable_bitmapscan', 'off', t
 
 export type NewAuditRow = Omit<AuditRow, 'seq' | 'prev_checksum' | 'checksum'>;
 
-export async function insertAuditRow(tx: Queryable, row: NewAuditRow): Promise<void> {
-  await tx.query(
+/** Sent with the transaction's next statement or its COMMIT (Transaction.queryLater): an entry costs no round trip of its own. */
+export function insertAuditRow(tx: Transaction, row: NewAuditRow): void {
+  tx.queryLater(
     `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type, resource_id,
        resource_name, details, ip_address, user_agent, result, error_message)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,

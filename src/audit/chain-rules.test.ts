@@ -219,6 +219,7 @@ for (const backend of backends()) {
       // Inserted first (the lowest pending_order of the chain), committed last.
       const late = withTenant(t.db, SYSTEM_SCOPE, async (tx) => {
         await write(tx, { orgId: org.id, actor: { type: 'system', id: null }, action: 'site.update', details: { late: true } });
+        await tx.query('select 1'); // the entry is queued (queryLater): it goes out with the next statement
         inserted();
         await held;
       });

@@ -100,7 +100,7 @@ export function createAuditRecorder(deps: { now: () => number; onRecorded: () =>
     const resource = splitId(event.resource?.id);
     if (actor.raw !== null) details.rawActorId = actor.raw;
     if (resource.raw !== null) details.rawResourceId = resource.raw;
-    await insertAuditRow(tx, {
+    insertAuditRow(tx, {
       id: randomUUID(),
       org_id: event.orgId,
       timestamp: new Date(deps.now()),

@@ -41,6 +41,13 @@ export interface Queryable {
 
 /** A transaction: queries, plus work to run once it has committed (never if it rolls back). */
 export interface Transaction extends Queryable {
+  /**
+   * A statement whose answer the caller does not need (an audit entry): not sent on its own but in
+   * one write with the transaction's next statement, or with its COMMIT, so it costs no round trip.
+   * Statements keep their order. If it fails, the transaction fails there: the next statement or
+   * the commit throws its error, and nothing is committed.
+   */
+  queryLater(text: string, params?: unknown[]): void;
   afterCommit(fn: () => void): void;
 }
 

@@ -117,6 +117,47 @@ for (const backend of backends()) {
       assert.equal((await read({ ...scope, partnerId: hostile })).partner, hostile);
       assert.ok(performance.now() - started < 900, 'the hostile value ran as SQL');
     });
+
+    it('runs statements queued by queryLater in order, before the next statement or the commit, and fails the transaction when one fails', async () => {
+      const org = await createOrg(db, (await createPartner(db)).id);
+      const name = `queued-${randomBytes(4).toString('hex')}`;
+      const insert = `insert into sites (org_id, name) values ($1, $2)`;
+      const count = async (suffix: string) => (await withTenant(db, SYSTEM_SCOPE, (tx) =>
+        tx.query<{ n: number }>(`select count(*)::int as n from sites where name = $1`, [`${name}-${suffix}`]))).rows[0]!.n;
+
+      const seenInside = await withTenant(db, SYSTEM_SCOPE, async (tx) => {
+        tx.queryLater(insert, [org.id, `${name}-a`]);
+        const { rows } = await tx.query<{ n: number }>(`select count(*)::int as n from sites where name = $1`, [`${name}-a`]);
+        tx.queryLater(insert, [org.id, `${name}-b`]); // goes out with the COMMIT
+        return rows[0]!.n;
+      });
+      assert.equal(seenInside, 1, 'the queued statement ran before the next one');
+      assert.equal(await count('a'), 1);
+      assert.equal(await count('b'), 1);
+
+      // Its only statement queued: BEGIN, the statement and COMMIT go out together.
+      await withTenant(db, SYSTEM_SCOPE, async (tx) => tx.queryLater(insert, [org.id, `${name}-c`]));
+      assert.equal(await count('c'), 1);
+
+      // Failing with the COMMIT: the commit throws its error and nothing of the transaction stays.
+      await assert.rejects(withTenant(db, SYSTEM_SCOPE, async (tx) => {
+        await tx.query(insert, [org.id, `${name}-d`]);
+        tx.queryLater(insert, [randomUUID(), `${name}-e`]);
+      }), /foreign key/);
+      assert.equal(await count('d'), 0);
+      // Failing ahead of the next statement: that statement throws the queued one's error.
+      await assert.rejects(withTenant(db, SYSTEM_SCOPE, async (tx) => {
+        tx.queryLater(insert, [randomUUID(), `${name}-f`]);
+        await tx.query(insert, [org.id, `${name}-g`]);
+      }), /foreign key/);
+      assert.equal(await count('g'), 0);
+      // The transaction failed before its end: what was queued is never sent.
+      await assert.rejects(withTenant(db, SYSTEM_SCOPE, async (tx) => {
+        tx.queryLater(insert, [org.id, `${name}-h`]);
+        throw new Error('the route failed');
+      }), /the route failed/);
+      assert.equal(await count('h'), 0);
+    });
   });
 }
 
@@ -255,5 +296,17 @@ describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_D
       `select current_setting('app.scope', true) as scope`));
     assert.ok(!rows[0]!.scope, `scope left behind: ${rows[0]!.scope}`);
     assert.equal(await withTenant(db, SYSTEM_SCOPE, async () => 'no statement'), 'no statement');
+  });
+
+  // A statement queued by queryLater goes out with the COMMIT: when it fails, that COMMIT has already
+  // ended the transaction (PostgreSQL answers ROLLBACK), and the one connection must be clean.
+  it('ends the transaction when a statement sent with its COMMIT fails, and the connection serves the next one', async () => {
+    await assert.rejects(withTenant(db, SYSTEM_SCOPE, async (tx) => {
+      await tx.query(`select 1`);
+      tx.queryLater(`select 1/0`);
+    }), /division by zero/);
+    // Had the failed transaction been left open, this statement would run inside it and fail (25P02).
+    const { rows } = await db.transaction((tx) => tx.query<{ scope: string | null }>(`select current_setting('app.scope', true) as scope`));
+    assert.ok(!rows[0]!.scope, `scope left behind: ${rows[0]!.scope}`);
   });
 });

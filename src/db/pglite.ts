@@ -83,13 +83,23 @@ export async function openPglite(options: DatabaseOptions): Promise<Database> {
         result = await db.transaction(async (ptx) => {
           if (readOnly) await ptx.exec('set transaction read only');
           if (txOptions?.setup) await ptx.exec(withLiterals(txOptions.setup.text, txOptions.setup.params));
-          return fn({
+          // queryLater: no round trip to save in process; the statements still run in order, before
+          // the next statement or the commit, and fail the transaction there.
+          const later: [string, unknown[]][] = [];
+          const runLater = async () => {
+            for (let next = later.shift(); next; next = later.shift()) await ptx.query(next[0], next[1]);
+          };
+          const value = await fn({
             async query(text, params, options) {
+              await runLater();
               const result = await ptx.query<never>(text, params as unknown[], options?.rowMode ? { rowMode: options.rowMode } : undefined);
               return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
             },
+            queryLater: (text, params) => later.push([text, params ?? []]),
             afterCommit: (cb) => committed.push(cb),
           });
+          await runLater();
+          return value;
         });
       } catch (err) {
         if (readOnly && (err as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION) throw storageFull(err);

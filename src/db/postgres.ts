@@ -150,7 +150,8 @@ function settleLater(client: pg.PoolClient): void {
  * The connection pipelines (pg's `pipeline` mode): BEGIN and the setup are not sent on their own but
  * in one write with the transaction's first statement, and their answers are read with its answer,
  * so a one-statement transaction is two round trips (that write, then COMMIT), not three; a
- * read-only one is one, its COMMIT left for the connection's next write (owesCommit). A transaction
+ * read-only one is one, its COMMIT left for the connection's next write (owesCommit). Statements
+ * queued by queryLater go in the same write as the next statement or the COMMIT. A transaction
  * that never queries sends nothing.
  */
 async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
@@ -185,50 +186,76 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
   } as pg.QueryConfig);
   const { setup, readOnly } = options ?? {};
   const committed: (() => void)[] = [];
+  // Statements queued by queryLater, sent ahead of the next statement or the COMMIT.
+  let later: pg.QueryConfig[] = [];
   let owed = owesCommit.delete(client);
   let begun = false;
   let customPlans = false;
+  /**
+   * One corked write: what goes ahead of `last` (the owed COMMIT, BEGIN and the setup when the
+   * transaction has not begun, the switch to custom plans, the queued statements), then `last`.
+   * The caller awaits `ahead` in order before `last`: the first to fail is the error (a failed
+   * statement aborts what follows it).
+   */
+  const write = (last: string | pg.QueryConfig, customPlansFirst = false) => {
+    const ahead: Promise<unknown>[] = [];
+    socket?.cork();
+    try {
+      if (!begun) {
+        begun = true;
+        if (owed) ahead.push(send('COMMIT'));
+        owed = false;
+        ahead.push(send(readOnly ? 'BEGIN READ ONLY' : 'BEGIN'));
+        if (setup) ahead.push(send(prepared(setup.text, setup.params)));
+      }
+      for (const statement of later) ahead.push(send(statement));
+      later = [];
+      if (customPlansFirst && !customPlans) {
+        customPlans = true;
+        ahead.push(send('set local plan_cache_mode = force_custom_plan'));
+      }
+      return { ahead, last: send(last) as Promise<pg.QueryResult> };
+    } finally {
+      socket?.uncork();
+    }
+  };
   const tx: Transaction = {
     async query(text, params, options) {
-      // Statements sent ahead of this one in the same write; the first to fail is the error (a
-      // failed BEGIN or setup aborts what follows it).
-      const ahead: Promise<unknown>[] = [];
-      let result: Promise<pg.QueryResult>;
-      socket?.cork();
-      try {
-        if (!begun) {
-          begun = true;
-          if (owed) ahead.push(send('COMMIT'));
-          owed = false;
-          ahead.push(send(readOnly ? 'BEGIN READ ONLY' : 'BEGIN'));
-          if (setup) ahead.push(send(prepared(setup.text, setup.params)));
-        }
-        if (options?.prepare === false && !customPlans) {
-          customPlans = true;
-          ahead.push(send('set local plan_cache_mode = force_custom_plan'));
-        }
-        result = send(options?.prepare === false
+      const custom = options?.prepare === false;
+      const { ahead, last } = write(
+        custom
           ? { text, values: params as unknown[], ...(options.rowMode ? { rowMode: options.rowMode } : {}) } as pg.QueryConfig
-          : prepared(text, (params ?? []) as unknown[], options?.rowMode));
-      } finally {
-        socket?.uncork();
-      }
+          : prepared(text, (params ?? []) as unknown[], options?.rowMode),
+        custom,
+      );
       for (const step of ahead) await step;
-      const { rows, rowCount } = await result;
+      const { rows, rowCount } = await last;
       return { rows, rowCount: rowCount ?? 0 };
+    },
+    queryLater(text, params) {
+      later.push(prepared(text, (params ?? []) as unknown[]));
     },
     afterCommit: (cb) => committed.push(cb),
   };
+  // A COMMIT sent with queued statements: if one of them failed it ended the transaction (PostgreSQL
+  // answers the COMMIT of a failed transaction with ROLLBACK), so there is nothing to roll back.
+  let commitSent: Promise<unknown> | null = null;
   try {
     const result = await fn(tx);
-    if (owed || (begun && readOnly)) settleLater(client);
+    if (later.length > 0) {
+      const { ahead, last } = write('COMMIT');
+      commitSent = last;
+      for (const step of ahead) await step;
+      await last;
+    } else if (owed || (begun && readOnly)) settleLater(client);
     else if (begun) await client.query('COMMIT');
     release();
     runAfterCommit(committed);
     return result;
   } catch (err) {
     try {
-      if (begun) await client.query('ROLLBACK');
+      if (commitSent) await commitSent.catch(() => {}); // answered: the transaction is over either way
+      else if (begun) await client.query('ROLLBACK');
       else if (owed) settleLater(client);
       release();
     } catch {

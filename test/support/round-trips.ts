@@ -1,7 +1,7 @@
 // Counts what a request asks of the database: its transactions and the statements inside them.
 // Each statement is a round trip, and so is each COMMIT waited for (BEGIN and the tenant scope are
-// written with a transaction's first statement; a read-only transaction's COMMIT goes with the
-// connection's next write). Only work started inside `measure` is counted (AsyncLocalStorage), so
+// written with a transaction's first statement, a statement queued by queryLater with the next
+// statement or the COMMIT; a read-only transaction's COMMIT goes with the connection's next write). Only work started inside `measure` is counted (AsyncLocalStorage), so
 // the service's timers (usage flushes, the sealer) never land in a request's figures; work a
 // request leaves for after its answer (a mail to send) is counted whole, waited for before the
 // figures are read.
@@ -11,7 +11,10 @@ import type { Database } from '../../src/db/database.js';
 export interface RoundTrips {
   transactions: number;
   statements: number;
-  /** Statements, plus the COMMITs waited for: one per transaction that made a statement, unless it was read-only. */
+  /**
+   * Statements, less those queued to go with the next write (queryLater), plus the COMMITs waited
+   * for: one per transaction that made a statement, unless it was read-only.
+   */
   roundTrips: number;
 }
 
@@ -22,7 +25,7 @@ export interface CountingDatabase {
 }
 
 export function countingDatabase(inner: Database): CountingDatabase {
-  const current = new AsyncLocalStorage<{ transactions: number; statements: number; commits: number; running: Promise<unknown>[] }>();
+  const current = new AsyncLocalStorage<{ transactions: number; statements: number; sentLater: number; commits: number; running: Promise<unknown>[] }>();
   const db: Database = {
     ...inner,
     transaction(fn, options) {
@@ -36,6 +39,14 @@ export function countingDatabase(inner: Database): CountingDatabase {
               made++;
               if (counts) counts.statements++;
               return tx.query(text, params, queryOptions);
+            },
+            queryLater(text, params) {
+              made++;
+              if (counts) {
+                counts.statements++;
+                counts.sentLater++;
+              }
+              tx.queryLater(text, params);
             },
             afterCommit: (cb) => tx.afterCommit(cb),
           });
@@ -54,12 +65,12 @@ export function countingDatabase(inner: Database): CountingDatabase {
   return {
     db,
     async measure(fn) {
-      const counts = { transactions: 0, statements: 0, commits: 0, running: [] as Promise<unknown>[] };
+      const counts = { transactions: 0, statements: 0, sentLater: 0, commits: 0, running: [] as Promise<unknown>[] };
       // Awaited inside run(): a lazy thenable (app.inject) only starts when awaited, and must start here.
       const result = await current.run(counts, async () => await fn());
       while (counts.running.length > 0) await Promise.all(counts.running.splice(0));
-      const { transactions, statements, commits } = counts;
-      return { result, counts: { transactions, statements, roundTrips: statements + commits } };
+      const { transactions, statements, sentLater, commits } = counts;
+      return { result, counts: { transactions, statements, roundTrips: statements - sentLater + commits } };
     },
   };
 }
