@@ -105,7 +105,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay: sharedR
   const ssoSecrets = createSecretBox(config.encryptionKey, 'sso-client-secret');
   const idp = createOidcClient({ now });
   const ssoConfigs = createSsoConfigs({ secrets: ssoSecrets, idp });
-  const sso = createSsoService({ db, idp, secrets: ssoSecrets, issuer, tokens, recordAudit, publicUrl: config.publicUrl, now, log });
+  const sso = createSsoService({ db, idp, secrets: ssoSecrets, issuer, tokens, recordAudit, publicUrl: config.publicUrl, now });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, log });
   const siteLists = createSiteListCache<SiteView>({ bus, now, clearOn: [IDENTITY_CHANGED] });
   const usage = createUsageRecorder({ db, log: logError, store: rateLimits, now });
@@ -134,7 +134,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay: sharedR
       ssoConfigs,
       users: createUsersService({ db, callers, recordAudit, now }),
       invitations: createInvitationsService({ db, issuer, recordAudit, mailer, publicUrl: config.publicUrl, now }),
-      passwordResets: createPasswordResetService({ db, callers, recordAudit, mailer, publicUrl: config.publicUrl, now, log }),
+      passwordResets: createPasswordResetService({ db, callers, recordAudit, mailer, publicUrl: config.publicUrl, now }),
       account: createAccountService({ db, callers, recordAudit, now, reserveOwnPasswordAttempt: auth.reserveOwnPasswordAttempt }),
       registration: createRegistrationService({ db, recordAudit, open: config.allowPartnerSignup }),
       audit: createAuditService({ db, verifyPool }),

@@ -367,7 +367,7 @@ describe('audit export across pages', () => {
       role: 'admin', permissions: new Set(['audit:export']), mfaEnabled: false, mfaVerified: false, accessibleOrgIds: null,
       canAccessOrg: () => true, partnerStatus: null, orgStatus: null, sessionId: null, tenant: SYSTEM_SCOPE,
     } satisfies Caller;
-    const out = await service.open(caller, { ip: '192.0.2.1', userAgent: 'test' }, { format: 'csv', orgId: big.id });
+    const out = await service.open(caller, { ip: '192.0.2.1', userAgent: 'test', log: { info() {}, warn() {}, error() {} } }, { format: 'csv', orgId: big.id });
     assert.equal(transactions, 1, 'the first page is read before the response starts');
     let chunks = 0;
     for await (const _ of out.body) if (++chunks === 2) break; // the header and some rows; then the client goes away

@@ -1,7 +1,8 @@
 // What audit entries record of a request: the client's IP address (the socket's, unless
 // TRUST_PROXY_HEADERS says a proxy in front of us sets the headers: SPEC "Events": CDN client-IP
-// header, then x-forwarded-for, then x-real-ip) and its user agent. Computed once per request
-// (`request.meta`), so route factories need not know the proxy setting.
+// header, then x-forwarded-for, then x-real-ip) and its user agent; and the request's logger, for
+// services that log on its behalf. Computed once per request (`request.meta`), so route factories
+// need not know the proxy setting.
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
@@ -33,14 +34,26 @@ export function clientIp(request: FastifyRequest, trustProxyHeaders: boolean): s
   return normalise(request.socket.remoteAddress);
 }
 
+/** What a service logs on a request's behalf through (pino's signature, the fields first). */
+export interface RequestLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 export interface RequestMeta {
   ip: string | null;
   userAgent: string | null;
+  /**
+   * The request's logger: a line a service writes on the request's behalf (a mail that failed, a
+   * provider that did not answer) carries the request's requestId, like the access-log line.
+   */
+  log: RequestLog;
 }
 
-/** The client's IP and user agent, as audit entries record them. */
+/** The client's IP and user agent, as audit entries record them, and the request's logger. */
 export function requestMeta(request: FastifyRequest, trustProxyHeaders: boolean): RequestMeta {
-  return { ip: clientIp(request, trustProxyHeaders), userAgent: request.headers['user-agent'] ?? null };
+  return { ip: clientIp(request, trustProxyHeaders), userAgent: request.headers['user-agent'] ?? null, log: request.log };
 }
 
 declare module 'fastify' {

@@ -9,7 +9,6 @@ import { AppError } from '../errors.js';
 import { DEFAULT_CONSOLE_DIR, installConsole } from './console.js';
 import { answerFrameworkError, installErrorHandling, type NotFoundFallback } from './error-handler.js';
 import { installOpenApi } from './openapi.js';
-import { installRequestContext, requestChildLogger, requestLogMixin, type LogFields } from './request-context.js';
 import { installRequestMeta } from './request-meta.js';
 import { checkJsonBody, checkUrlValues, createValidatorCompiler } from './validation.js';
 
@@ -25,6 +24,9 @@ export interface ServerOptions {
   /** More fields for every log line (the trace's ids, with tracing on). */
   logFields?: LogFields;
 }
+
+/** Extra fields for each log line (the trace's ids when tracing is on); undefined when none apply. */
+export type LogFields = () => Record<string, string> | undefined;
 
 /** The request's route template is `request.routeOptions.url` (undefined when no route matched). */
 export type RequestCompleted = (request: FastifyRequest, statusCode: number, elapsedMs: number) => void;
@@ -72,6 +74,8 @@ function requestId(request: { headers: Record<string, string | string[] | undefi
   return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
 }
 
+const mixinOf = (fields: LogFields) => () => fields() ?? {};
+
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -80,9 +84,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       // Buffered, asynchronous writes: a synchronous write per access-log line cost more than the
       // rest of a cached request. pino flushes the buffer on exit.
       stream: options.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
-      mixin: requestLogMixin(options.logFields),
+      ...(options.logFields ? { mixin: mixinOf(options.logFields) } : {}),
     },
-    childLoggerFactory: requestChildLogger,
     logController: new AccessLog(options.onRequestCompleted),
     genReqId: requestId,
     requestIdHeader: false,
@@ -101,7 +104,6 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook('preClose', async () => {
     closing = true;
   });
-  installRequestContext(app);
   // Callback-style hooks on every request: an async hook costs a promise and its microtasks per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

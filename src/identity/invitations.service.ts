@@ -105,7 +105,7 @@ export function createInvitationsService(deps: {
 
     const link = `${deps.publicUrl}/accept-invitation#token=${token}`;
     try {
-      await mailer.send(invitationMail(row.email, caller, row.role, link, row.expires_at));
+      await mailer.send(invitationMail(row.email, caller, row.role, link, row.expires_at), meta.log);
     } catch {
       // The mailer has logged why (never the message itself).
       await withTenant(db, caller.tenant, async (tx) => {

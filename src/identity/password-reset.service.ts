@@ -5,7 +5,7 @@
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { AppError } from '../errors.js';
-import type { RequestMeta } from '../http/request-meta.js';
+import type { RequestLog, RequestMeta } from '../http/request-meta.js';
 import type { RecordAudit } from '../audit/recorder.js';
 import { MailError, type Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from './account-mails.js';
@@ -27,10 +27,6 @@ export const FORGOT_WINDOW_MS = LOGIN_WINDOW_MS;
 /** Links waiting to be mailed; beyond this a request is answered but dropped (and logged), so a flood holds bounded memory. */
 const MAX_QUEUED = 1000;
 
-export interface ResetLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 const resetInvalid = () => new AppError('TOKEN_INVALID', 'This password reset link is invalid, already used or expired');
 
@@ -41,9 +37,8 @@ export function createPasswordResetService(deps: {
   mailer: Mailer;
   publicUrl: string;
   now: () => number;
-  log: ResetLog;
 }) {
-  const { db, callers, recordAudit, mailer, now, log } = deps;
+  const { db, callers, recordAudit, mailer, now } = deps;
   const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
 
   // One link at a time, in order: the work after the answer never competes with requests for more
@@ -51,7 +46,8 @@ export function createPasswordResetService(deps: {
   let tail: Promise<void> = Promise.resolve();
   let queued = 0;
 
-  function later(job: () => Promise<void>): void {
+  /** Runs job after the answer; its lines go to the request's log, so they carry its requestId. */
+  function later(job: () => Promise<void>, log: RequestLog): void {
     if (queued >= MAX_QUEUED) {
       log.warn({ queued }, 'password reset queue full: a request was answered but not processed');
       return;
@@ -65,7 +61,7 @@ export function createPasswordResetService(deps: {
     });
   }
 
-  async function mailResetLink(emailKey: string): Promise<void> {
+  async function mailResetLink(emailKey: string, log: RequestLog): Promise<void> {
     const token = newLinkToken('pwr');
     const at = new Date(now());
     const user = await system(async (tx) => {
@@ -75,7 +71,7 @@ export function createPasswordResetService(deps: {
       return found;
     });
     if (!user) return;
-    await mailer.send(passwordResetMail(user.email, `${deps.publicUrl}/reset-password#token=${token}`, RESET_TOKEN_TTL_MS / 60_000));
+    await mailer.send(passwordResetMail(user.email, `${deps.publicUrl}/reset-password#token=${token}`, RESET_TOKEN_TTL_MS / 60_000), log);
   }
 
   /**
@@ -100,7 +96,7 @@ export function createPasswordResetService(deps: {
         headers: { 'retry-after': String(retryAfter) },
       });
     }
-    later(() => mailResetLink(emailKey));
+    later(() => mailResetLink(emailKey, meta.log), meta.log);
     return { success: true };
   }
 

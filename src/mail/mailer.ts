@@ -16,8 +16,11 @@ export interface MailMessage {
 }
 
 export interface Mailer {
-  /** Sends one message (or writes it to the outbox); rejects with a MailError naming no part of the body. */
-  send(message: MailMessage): Promise<void>;
+  /**
+   * Sends one message (or writes it to the outbox); rejects with a MailError naming no part of the
+   * body. Logs to `log` when given (the request's, so the line carries its requestId).
+   */
+  send(message: MailMessage, log?: MailLog): Promise<void>;
 }
 
 /** A message that could not be sent; its text names the recipient and the reason, never the body. */
@@ -48,8 +51,8 @@ function reasonOf(err: unknown): { code?: string; responseCode?: number; command
 }
 
 export function createMailer(deps: { smtpUrl: string | null; from: string; dataDir: string; log: MailLog }): Mailer {
-  const { from, log } = deps;
-  const failed = (message: MailMessage, err: unknown): MailError => {
+  const { from } = deps;
+  const failed = (message: MailMessage, err: unknown, log: MailLog): MailError => {
     const reason = reasonOf(err);
     log.error({ mail: { to: message.to, subject: message.subject }, reason }, 'mail could not be sent');
     return new MailError(`Mail to ${message.to} could not be sent: ${reason.message}`);
@@ -59,12 +62,12 @@ export function createMailer(deps: { smtpUrl: string | null; from: string; dataD
     // smtp:// upgrades with STARTTLS when the server offers it; smtps:// is TLS from the start.
     const smtp = createTransport({ url: deps.smtpUrl, ...SMTP_TIMEOUTS });
     return {
-      async send(message) {
+      async send(message, log = deps.log) {
         try {
           const info = await smtp.sendMail({ from, ...message });
           log.info({ mail: { to: message.to, subject: message.subject, messageId: info.messageId } }, 'mail sent');
         } catch (err) {
-          throw failed(message, err);
+          throw failed(message, err, log);
         }
       },
     };
@@ -74,7 +77,7 @@ export function createMailer(deps: { smtpUrl: string | null; from: string; dataD
   const composer = createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   const dir = outboxDir(deps.dataDir);
   return {
-    async send(message) {
+    async send(message, log = deps.log) {
       try {
         const info = await composer.sendMail({ from, ...message });
         ensurePrivateDir(dir);
@@ -86,7 +89,7 @@ export function createMailer(deps: { smtpUrl: string | null; from: string; dataD
         await rename(partial, file);
         log.info({ mail: { to: message.to, subject: message.subject, file } }, 'mail written to the outbox (no SMTP_URL set)');
       } catch (err) {
-        throw failed(message, err);
+        throw failed(message, err, log);
       }
     },
   };

@@ -13,7 +13,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import type { FastifyInstance } from 'fastify';
-import type { LogFields } from '../http/request-context.js';
+import type { LogFields } from '../http/server.js';
 
 export interface Tracing {
   /** Names each HTTP span by its route template and tags it with the requestId. */

@@ -37,7 +37,6 @@ export interface SsoServiceDeps {
   /** The console's address (config.publicUrl): the redirect URI's base and where the browser lands. */
   publicUrl: string;
   now: () => number;
-  log: { warn(obj: object, message: string): void; error(obj: object, message: string): void };
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -56,7 +55,7 @@ const sameOwner = (a: repo.SsoOwner | null, b: repo.SsoOwner) => a !== null && a
 type Verdict = { user: UserRow } | { reason: string; email: string; user?: UserRow };
 
 export function createSsoService(deps: SsoServiceDeps) {
-  const { db, idp, secrets, issuer, tokens, recordAudit, now, log } = deps;
+  const { db, idp, secrets, issuer, tokens, recordAudit, now } = deps;
   const system = <T>(fn: (tx: Transaction) => Promise<T>) => withTenant(db, SYSTEM_SCOPE, fn);
   const redirectUri = `${deps.publicUrl}/api/v1/auth/sso/callback`;
   const failedLocation = `${deps.publicUrl}/sso#error=SSO_FAILED`;
@@ -119,7 +118,7 @@ export function createSsoService(deps: SsoServiceDeps) {
       return { sso: true, authorizationUrl };
     } catch (err) {
       const why = err instanceof IdpError ? err.message : 'unexpected error';
-      log.warn({ sso: { reason: 'idp_unavailable', partnerId: found.tenant.partnerId, orgId: found.tenant.orgId, error: why } }, 'single sign-on failed');
+      meta.log.warn({ sso: { reason: 'idp_unavailable', partnerId: found.tenant.partnerId, orgId: found.tenant.orgId, error: why } }, 'single sign-on failed');
       throw new AppError('SSO_FAILED', 'Single sign-on failed: the identity provider cannot be reached; try again later');
     }
   }
@@ -176,14 +175,14 @@ export function createSsoService(deps: SsoServiceDeps) {
       return await completeSignIn(query, rawQuery, meta);
     } catch (err) {
       // E.g. the database unreachable: the browser still lands on the console's failure page.
-      log.error({ err, sso: { reason: 'internal' } }, 'single sign-on failed');
+      meta.log.error({ err, sso: { reason: 'internal' } }, 'single sign-on failed');
       return failedLocation;
     }
   }
 
   async function completeSignIn(query: Record<string, unknown>, rawQuery: string, meta: RequestMeta): Promise<string> {
     const fail = (reason: string, context: Record<string, unknown> = {}) => {
-      log.warn({ sso: { reason, ...context } }, 'single sign-on failed');
+      meta.log.warn({ sso: { reason, ...context } }, 'single sign-on failed');
       return failedLocation;
     };
     const state = typeof query.state === 'string' ? query.state : '';
