@@ -4,7 +4,7 @@
 // compared in constant time. app.ts hands this authenticator to the auth plugin (http/auth.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/database.js';
-import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
+import { readTenant, SYSTEM_SCOPE } from '../db/tenant-scope.js';
 import { AppError, notFound } from '../errors.js';
 import type { AgentAuthenticator } from '../http/auth.js';
 import { findDeviceByAgentId } from './devices.repo.js';
@@ -15,7 +15,7 @@ export const hashAgentToken = (token: string) => createHash('sha256').update(tok
 
 export function createAgentAuthenticator(deps: { db: Database }): AgentAuthenticator {
   return async (token, agentId) => {
-    const device = AGENT_ID.test(agentId) ? await withTenant(deps.db, SYSTEM_SCOPE, (tx) => findDeviceByAgentId(tx, agentId)) : null;
+    const device = AGENT_ID.test(agentId) ? await readTenant(deps.db, SYSTEM_SCOPE, (tx) => findDeviceByAgentId(tx, agentId)) : null;
     if (!device) throw notFound('Device');
     const given = Buffer.from(token === null ? '' : hashAgentToken(token), 'utf8');
     const stored = Buffer.from(device.auth_token_hash, 'utf8');

@@ -1,5 +1,5 @@
 // SQL for devices. auth_token_hash is matched by agent authentication only and never returned.
-import type { Queryable } from '../db/database.js';
+import type { Queryable, Transaction } from '../db/database.js';
 import { substringPattern } from '../db/like.js';
 import { queryPage } from '../db/pages.js';
 
@@ -165,9 +165,12 @@ export async function decommissionDevice(tx: Queryable, id: string, now: Date): 
   await tx.query(`update devices set decommissioned_at = $2 where id = $1`, [id, now]);
 }
 
-/** A heartbeat: seen now, from this address, running this agent version. */
-export async function recordHeartbeat(tx: Queryable, id: string, values: { at: Date; sourceIp: string | null; agentVersion?: string }): Promise<void> {
-  await tx.query(
+/**
+ * A heartbeat: seen now, from this address, running this agent version. Queued (queryLater): it
+ * goes out with the COMMIT, so a heartbeat's transaction is one round trip.
+ */
+export function recordHeartbeat(tx: Transaction, id: string, values: { at: Date; sourceIp: string | null; agentVersion?: string }): void {
+  tx.queryLater(
     `update devices set last_seen_at = $2, last_source_ip = coalesce($3, last_source_ip), agent_version = coalesce($4, agent_version) where id = $1`,
     [id, values.at, values.sourceIp, values.agentVersion ?? null],
   );

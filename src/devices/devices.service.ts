@@ -94,7 +94,7 @@ export function createDevicesService(deps: {
     async heartbeat(agent: AgentCaller, body: Static<typeof HeartbeatBody> | undefined, meta: RequestMeta) {
       const at = new Date(deps.now());
       await withTenant(db, agent.tenant, async (tx) => {
-        await devices.recordHeartbeat(tx, agent.deviceId, { at, sourceIp: meta.ip, agentVersion: body?.agentVersion });
+        devices.recordHeartbeat(tx, agent.deviceId, { at, sourceIp: meta.ip, agentVersion: body?.agentVersion });
         if (meta.ip !== null && agent.lastSourceIp !== null && meta.ip !== agent.lastSourceIp) {
           await recordAudit(tx, {
             orgId: agent.orgId,

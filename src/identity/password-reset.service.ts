@@ -27,7 +27,6 @@ export const FORGOT_WINDOW_MS = LOGIN_WINDOW_MS;
 /** Links waiting to be mailed; beyond this a request is answered but dropped (and logged), so a flood holds bounded memory. */
 const MAX_QUEUED = 1000;
 
-
 const resetInvalid = () => new AppError('TOKEN_INVALID', 'This password reset link is invalid, already used or expired');
 
 export function createPasswordResetService(deps: {
