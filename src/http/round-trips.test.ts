@@ -93,7 +93,7 @@ export const EXPECTED: Record<string, Expected> = {
   'GET /api/v1/orgs/sites': counts(0, 0, 0, 'site list cache warm'),
   'GET /api/v1/orgs/sites · after a site changed': counts(1, 1, 1, 'page and total in one statement'),
   'POST /api/v1/orgs/sites': counts(1, 3, 3),
-  'GET /api/v1/orgs/sites/{id}': counts(1, 1, 2),
+  'GET /api/v1/orgs/sites/{id}': counts(1, 1, 1),
   'PATCH /api/v1/orgs/sites/{id}': counts(1, 2, 2),
   'DELETE /api/v1/orgs/sites/{id}': counts(1, 3, 3),
 

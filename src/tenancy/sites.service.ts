@@ -47,9 +47,9 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
     throw notFound('Site');
   }
 
-  /** The request's transaction; a site missing from its view is 403 or 404 (siteMissing). */
-  async function withSite<T>(caller: Caller, id: string, fn: (tx: Transaction) => Promise<T | null>): Promise<T> {
-    const result = await withTenant(db, caller.tenant, fn);
+  /** The request's transaction (read-only for a lookup); a site missing from its view is 403 or 404 (siteMissing). */
+  async function withSite<T>(caller: Caller, id: string, fn: (tx: Transaction) => Promise<T | null>, options?: { readOnly: true }): Promise<T> {
+    const result = await withTenant(db, caller.tenant, fn, options);
     return result ?? siteMissing(caller, id);
   }
 
@@ -107,7 +107,7 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
         const row = await sites.findSite(tx, id);
         if (row && !caller.canAccessOrg(row.org_id)) throw siteDenied();
         return row && siteView(row);
-      });
+      }, { readOnly: true });
     },
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateSiteBody>, meta: RequestMeta): Promise<SiteView> {
