@@ -237,18 +237,19 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     },
     afterCommit: (cb) => committed.push(cb),
   };
-  // A COMMIT sent with queued statements: if one of them failed it ended the transaction (PostgreSQL
-  // answers the COMMIT of a failed transaction with ROLLBACK), so there is nothing to roll back.
+  // Once the COMMIT is sent the transaction ends with it, whatever fails: PostgreSQL answers the
+  // COMMIT of a failed transaction with ROLLBACK, and a COMMIT that fails rolls back itself. So
+  // there is nothing left to roll back.
   let commitSent: Promise<unknown> | null = null;
   try {
     const result = await fn(tx);
-    if (later.length > 0) {
+    // Waited for unless the transaction only read; queued statements go in the COMMIT's write.
+    if (later.length > 0 || (begun && !readOnly)) {
       const { ahead, last } = write('COMMIT');
       commitSent = last;
       for (const step of ahead) await step;
       await last;
-    } else if (owed || (begun && readOnly)) settleLater(client);
-    else if (begun) await client.query('COMMIT');
+    } else if (owed || begun) settleLater(client);
     release();
     runAfterCommit(committed);
     return result;
