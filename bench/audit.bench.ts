@@ -16,7 +16,7 @@ import { createDatabase, fixedRate, median, round, ROOT, RUNS, startService, typ
 export const name = 'audit';
 
 const WRITERS = 64;
-const WRITE_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
+export const WRITE_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const ORGS = 100;
 const ROWS_PER_ORG = Number(process.env.BENCH_AUDIT_ROWS_PER_ORG ?? 10_000);
 const BIG_CHAIN = Number(process.env.BENCH_AUDIT_BIG_CHAIN ?? 1_000_000);
