@@ -1,9 +1,11 @@
 // The database baselines: bare Fastify with `pg` on the service's database (DATABASE_URL), no auth,
-// no RLS, no audit, no logging, one pg.Pool of 20 (the service's default DATABASE_POOL_SIZE).
+// no RLS, no audit, no logging, one pg.Pool of 20 (issue 19's baselines; the service's default
+// DATABASE_POOL_SIZE is 10).
 // - GET /bare-db-read: one prepared (named) primary-key SELECT of row BARE_READ_ID of
 //   BARE_READ_TABLE, answering BARE_READ_BODY (the service's response) with the row's values.
 // - PATCH /bare-db-write/:id {name}: one transaction — BEGIN, one prepared INSERT of an audit-width
 //   row into bare_audit_logs, COMMIT — answering BARE_WRITE_BODY with the id and name.
+// - PATCH /bare-site-rename/:id {name}: for information, a site rename's own SQL (below).
 // Started as its own process by the benches (harness startBareDb).
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
@@ -99,6 +101,48 @@ app.patch<{ Params: { id: string }; Body: { name: string } }>('/bare-db-write/:i
     client.release(failed); // a client that failed is discarded, not reused
   }
   return { ...writeBody, id, name, updatedAt: now.toISOString() };
+});
+
+// The site rename's own SQL without the service around it: the same UPDATE (the site locked with
+// its organization checked, its previous values returned) and the same audit entry into the real
+// audit_entries (its indexes, queue trigger and foreign key; the service's sealer chains it), in
+// one transaction, as the superuser: no row-level security, no tenant scope, no authentication.
+const RENAME = `update sites as s set name = $2
+    from (select s.id, s.name, s.address, s.timezone, s.contact, s.settings from sites s
+            join organizations o on o.id = s.org_id and o.deleted_at is null where s.id = $1 for update of s) b
+   where s.id = b.id
+   returning s.id, s.org_id, s.name, s.address, s.timezone, s.contact, s.settings, s.created_at, s.updated_at,
+             json_build_object('name', b.name, 'address', b.address, 'timezone', b.timezone, 'contact', b.contact, 'settings', b.settings) as before`;
+const ENTRY = `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type,
+  resource_id, resource_name, details, ip_address, user_agent, result)
+  values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
+
+app.patch<{ Params: { id: string }; Body: { name: string } }>('/bare-site-rename/:id', async (request) => {
+  const { id } = request.params;
+  const { name } = request.body;
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const { rows: [site] } = await client.query({ name: 'bare-site-rename', text: RENAME, values: [id, name] });
+    if (!site) throw new Error(`no site ${id}`);
+    const now = new Date();
+    await client.query({
+      name: 'bare-site-entry',
+      text: ENTRY,
+      values: [randomUUID(), site.org_id, now, 'user', ACTOR_ID, 'admin@bench.example', 'site.update', 'site', id, name,
+        { changedFields: ['name'], before: { name: site.before.name }, after: { name } }, request.ip, request.headers['user-agent'] ?? null, 'success'],
+    });
+    await client.query('COMMIT');
+    const { before: _before, ...after } = site;
+    return fromRow(writeBody, after);
+  } catch (err) {
+    failed = err as Error;
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release(failed);
+  }
 });
 
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });

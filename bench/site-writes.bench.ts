@@ -4,6 +4,8 @@
 // pools of 20 on both sides) at 64 connections with the same paths and bodies. Target: >= 0.5x.
 // Then, after each load stops, the time until the organization's audit chain has nothing pending
 // (polled in the database): <= 1 s; and GET /audit-logs/verify for the chain: valid, 0 pending.
+// For information, the rename's own SQL from the bare process (bare-site-rename) against the same
+// baseline: the share of the gap that is database work.
 import pg from 'pg';
 import { compareRoutes, createDatabase, median, orgAdminToken, round, RUNS, startBareDb, startService, type LoadRequest, type LoadResult, type Row } from './harness.js';
 
@@ -116,6 +118,21 @@ export async function run(): Promise<Row[]> {
       { connections: CONNECTIONS, fixedRate: false, afterService },
     );
 
+    // The rename's SQL alone (bare-site-rename: the same UPDATE and audit INSERT, sealed by the
+    // service's sealer, without row-level security, tenant scope or authentication), on sites of
+    // an organization of its own so the two chains do not mix: how much of the gap is the database's.
+    const { rows: [sqlOrg] } = await admin.query(`insert into organizations (partner_id, name, slug) values ($1, 'SQL only', 'sql-only') returning id`, [partner.id]);
+    const { rows: sqlSites } = await admin.query(
+      `insert into sites (org_id, name, timezone) select $1, 'Site ' || g, 'UTC' from generate_series(1, $2::int) g returning id`,
+      [sqlOrg.id, SITES],
+    );
+    const sql = await compareRoutes(
+      'site-writes (SQL only)',
+      { url: `${bare.url}/bare-site-rename`, request: renames('/bare-site-rename', sqlSites.map((s) => s.id as string), 'sql') },
+      { url: `${bare.url}/bare-db-write`, request: renames('/bare-db-write', siteIds, 'bare') },
+      { connections: CONNECTIONS, fixedRate: false },
+    );
+
     const { rows: [recorded] } = await admin.query(`select count(*)::int as n from audit_logs where org_id = $1 and action = 'site.update'`, [org.id]);
     const ratio = round(r.rps / r.bareRps);
     const sealMs = round(median(seals.map((s) => s.ms)), 1);
@@ -123,6 +140,7 @@ export async function run(): Promise<Row[]> {
     const last = checks[checks.length - 1]!;
     return [
       { name: `site-writes: PATCH /orgs/sites/:id {name} (JWT, org admin, ${SITES} sites) at ${CONNECTIONS} connections`, figure: r.rps, unit: 'req/s', baseline: r.bareRps, ratio, target: '>= 0.5x bare-db-write', pass: ratio >= 0.5 },
+      { name: `site-writes: the rename's SQL alone, bare Fastify + pg as superuser (no RLS, scope or auth) at ${CONNECTIONS} connections (information)`, figure: sql.rps, unit: 'req/s', baseline: sql.bareRps, ratio: round(sql.rps / sql.bareRps) },
       { name: `site-writes: p50 at ${CONNECTIONS} connections (queueing, information)`, figure: r.satP50, unit: 'ms', baseline: r.bareSatP50, ratio: null },
       { name: `site-writes: p99 at ${CONNECTIONS} connections (queueing, information)`, figure: r.satP99, unit: 'ms', baseline: r.bareSatP99, ratio: null },
       { name: `site-writes: load stop -> org chain has nothing pending (median of ${RUNS}; ${seals.map((s) => `${s.left ? `> ${s.ms} ms, ${s.left} left` : `${s.ms} ms`}/${s.pendingAtEnd} pending`).join(', ')})`, figure: sealMs, unit: 'ms', baseline: null, ratio: null, target: '<= 1000 ms', pass: sealMs <= 1000 && seals.every((s) => !s.left) },
