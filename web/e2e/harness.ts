@@ -42,7 +42,20 @@ export interface Service { url: string; dataDir: string; output(): string; stop(
 
 /** `npm start` in essence: src/main.ts on PGlite in a fresh DATA_DIR; `env` adds settings (OUTBOUND_ALLOW_PRIVATE…). */
 export async function startService(env: Record<string, string> = {}): Promise<Service> {
-  const port = await freePort();
+  // The port is free when picked but may be taken (by another test's listener, or as the local
+  // port of some outgoing connection) before the service binds it: then it starts again on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceOnce(await freePort(), env);
+    } catch (err) {
+      if (attempt === 3 || !(err instanceof PortTakenError)) throw err;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startServiceOnce(port: number, env: Record<string, string>): Promise<Service> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dms-e2e-'));
   const child = tsxProcess('src/main.ts', [], {
     PORT: String(port),
@@ -61,10 +74,16 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited: ${output}`);
+    if (child.exitCode !== null) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw output.includes('EADDRINUSE') ? new PortTakenError(`port ${port} was taken: ${output}`) : new Error(`the service exited: ${output}`);
+    }
     const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`the service did not become ready: ${output}`);
+    if (ready && child.exitCode === null) break; // (a service of another test on the port would answer too)
+    if (Date.now() > deadline) {
+      await stop(child);
+      throw new Error(`the service did not become ready: ${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return {
