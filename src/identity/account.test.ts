@@ -76,6 +76,26 @@ describe('own account: sessions, recovery codes, password', () => {
     assert.equal(skipped.json().data.length, 1);
   });
 
+  it('counts a session idle longer than its refresh token lasts as ended: not listed, not ended again', async () => {
+    const user = await newUser();
+    const idle = await login(t.app, user);
+    const idleId = (await sessionsOf(idle)).data[0]!.id;
+    let active = await login(t.app, user);
+    // The active session refreshes every six days; the idle one's only refresh token runs out after seven.
+    for (const days of [6, 6]) {
+      t.clock.advance(days * 24 * 3600_000);
+      const refreshed = await t.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: active.refreshToken } });
+      assert.equal(refreshed.statusCode, 200, refreshed.body);
+      active = { ...active, ...(refreshed.json() as { accessToken: string; refreshToken: string }) };
+    }
+    assertProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: idle.refreshToken } }), 401, 'UNAUTHENTICATED');
+    const list = await sessionsOf(active);
+    assert.deepEqual(list.data.map((s) => s.current), [true]);
+    assert.equal(list.pagination.total, 1);
+    assertProblem(await as(t.app, active)({ method: 'DELETE', url: `/api/v1/auth/sessions/${idleId}` }), 404, 'NOT_FOUND');
+    assert.deepEqual((await as(t.app, active)({ method: 'POST', url: '/api/v1/auth/sessions/revoke-others' })).json(), { success: true, revoked: 0 });
+  });
+
   it('ends one session at once on every instance, and answers 404 for sessions not the caller\'s', async () => {
     const user = await newUser();
     const mine = await login(t.app, user);

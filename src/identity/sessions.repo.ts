@@ -270,15 +270,25 @@ export interface LiveSessionRow {
   sso: boolean;
 }
 
+/**
+ * A session is live while it is neither ended nor past its last day, and its newest refresh token
+ * is still good: a session left idle longer than a refresh token lasts can never be used again.
+ * `at` is the placeholder of the moment to judge at.
+ */
+function live(at: string): string {
+  return `revoked_at is null and expires_at > ${at}
+    and exists (select 1 from refresh_tokens rt where rt.session_id = sessions.id and rt.spent_at is null and rt.expires_at > ${at})`;
+}
+
 /** A page of the user's live sessions, most recently used first, and (withTotal) how many there are. */
 export function liveSessionsOf(
   tx: Queryable, userId: string, at: Date, page: { limit: number; offset: number; withTotal: boolean },
 ): Promise<{ rows: LiveSessionRow[]; total: number | null }> {
-  const live = `from sessions where user_id = $1 and revoked_at is null and expires_at > $2`;
+  const from = `from sessions where user_id = $1 and ${live('$2')}`;
   return queryPage<LiveSessionRow>(tx, {
-    rows: `select id, created_at, last_used_at, ip_address, user_agent, mfa_verified, sso ${live}
+    rows: `select id, created_at, last_used_at, ip_address, user_agent, mfa_verified, sso ${from}
             order by last_used_at desc, id desc limit $3 offset $4`,
-    count: page.withTotal ? `select count(*)::int ${live}` : null,
+    count: page.withTotal ? `select count(*)::int ${from}` : null,
     params: [userId, at, page.limit, page.offset],
   });
 }
@@ -287,7 +297,7 @@ export function liveSessionsOf(
 export async function revokeOwnSession(tx: Queryable, userId: string, sessionId: string, reason: string, at: Date): Promise<boolean> {
   const { rowCount } = await tx.query(
     `update sessions set revoked_at = $3, revoked_reason = $4
-      where id = $2 and user_id = $1 and revoked_at is null and expires_at > $3`,
+      where id = $2 and user_id = $1 and ${live('$3')}`,
     [userId, sessionId, at, reason],
   );
   return rowCount > 0;
@@ -297,7 +307,7 @@ export async function revokeOwnSession(tx: Queryable, userId: string, sessionId:
 export async function revokeOtherSessions(tx: Queryable, userId: string, keepSessionId: string, reason: string, at: Date): Promise<number> {
   const { rowCount } = await tx.query(
     `update sessions set revoked_at = $3, revoked_reason = $4
-      where user_id = $1 and id <> $2 and revoked_at is null and expires_at > $3`,
+      where user_id = $1 and id <> $2 and ${live('$3')}`,
     [userId, keepSessionId, at, reason],
   );
   return rowCount;
