@@ -144,6 +144,15 @@ const REGRESSIONS: RegressionCase[] = [
   refused('site settings nested 100,000 deep', '500 (the security review)', (ids) => patchSite(ids, `{"settings":${deep(100_000)}}`)),
   refused('a body one level deeper than the limit', 'accepted', (ids) => patchSite(ids, `{"settings":${deep(MAX_JSON_DEPTH)}}`)),
   { name: 'a body exactly at the depth limit', was: 'accepted (still is)', request: (ids) => patchSite(ids, `{"settings":${deep(MAX_JSON_DEPTH - 1)}}`), status: 200 },
+  refused('a leap second (23:59:60) in an audit range', '500 on the embedded database: RFC 3339 allows it, a JavaScript Date cannot hold it', (ids) =>
+    get(`/api/v1/audit-logs/logs?orgId=${ids.orgId}&from=2026-06-30T23:59:60Z`)),
+  refused('a leap second in an organization’s contract start', '500 on both databases (Invalid Date)', (ids) => ({
+    method: 'PATCH', url: `/api/v1/orgs/organizations/${ids.otherOrgId}`, credential: 'jwt', payload: '{"contractStart":"2026-12-31T23:59:60Z"}',
+  })),
+  refused('a leap second in an API key’s expiry', '500 on the embedded database', (ids) => ({
+    method: 'POST', url: '/api/v1/api-keys', credential: 'jwt',
+    payload: `{"orgId":"${ids.orgId}","name":"Leap","scopes":["devices:read"],"expiresAt":"2030-06-30T23:59:60Z"}`,
+  })),
   refused('limit=1e309', '200: coerced to Infinity and clamped (the review)', () => get('/api/v1/orgs/partners?limit=1e309')),
   refused('page=2^53+1', '200: read as 2^53 and clamped', (ids) => get(`/api/v1/orgs/sites?orgId=${ids.orgId}&page=9007199254740993`)),
   refused('an export limit of Infinity', '200: coerced to Infinity and clamped', (ids) => get(`/api/v1/audit-logs/export?orgId=${ids.orgId}&limit=Infinity`)),

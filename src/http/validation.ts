@@ -16,9 +16,19 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   // strictNumbers: `strict: false` would otherwise let Infinity through integer and number types
   // (a query's "1e309" coerces to Infinity).
   const base: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, strictNumbers: true };
-  const strictAjv = addFormats(new Ajv({ ...base, coerceTypes: false }));
-  const coercingAjv = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
+  const strictAjv = withDates(addFormats(new Ajv({ ...base, coerceTypes: false })));
+  const coercingAjv = withDates(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
   return ({ schema, httpPart }) => (httpPart === 'body' ? strictAjv.compile(schema as object) : finiteOnly(coercingAjv.compile(schema as object)));
+}
+
+/**
+ * RFC 3339 allows a leap second (`23:59:60`), which a JavaScript Date cannot hold: such a value
+ * would pass the schema and become an Invalid Date downstream (a 500). `date-time` takes only what
+ * a Date can represent.
+ */
+function withDates(ajv: Ajv): Ajv {
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean; compare: (a: string, b: string) => number | undefined };
+  return ajv.addFormat('date-time', { type: 'string', validate: (value) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)), compare: rfc3339.compare });
 }
 
 /**
