@@ -70,9 +70,13 @@ export function createAgentGateway(deps: {
       connections.delete(connection.agent.deviceId);
       deps.relay.withdraw(connection.agent.deviceId);
     }
+    failPending(connection, new AppError('DEVICE_OFFLINE', `The device disconnected before answering (${reason})`));
+  }
+
+  function failPending(connection: Connection, error: AppError) {
     for (const [id, pending] of connection.pending) {
       clearTimeout(pending.timer);
-      pending.reject(new AppError('DEVICE_OFFLINE', `The device disconnected before answering (${reason})`));
+      pending.reject(error);
       connection.pending.delete(id);
     }
   }
@@ -85,6 +89,9 @@ export function createAgentGateway(deps: {
       if (typeof message !== 'object' || message === null || message.type !== 'command_result' || typeof message.id !== 'string') throw new Error('not a command_result');
     } catch (err) {
       deps.log('warn', `agent ${connection.agent.agentId} sent a malformed message (${(err as Error).message}); closing its socket`);
+      // Whatever it was meant to answer cannot be told: every query waiting on this agent gets the
+      // bad reply it sent (502), not "offline" when the socket then closes.
+      failPending(connection, new AppError('AGENT_BAD_REPLY', 'The agent’s reply could not be read'));
       connection.socket.close(1008, 'malformed message');
       return;
     }

@@ -133,6 +133,9 @@ describe('live event-log queries', () => {
     const socket = await connectAgent(host, device.agentId, device.authToken, (command) => {
       if (mode === 'failed') return { type: 'command_result', id: command.id, status: 'failed', error: 'access denied' };
       if (mode === 'bad') return completed(command, { logs: 'not a list' });
+      // Fields the descriptor must have, missing or of the wrong type: the response schema would refuse them.
+      if (mode === 'incomplete') return completed(command, { logs: [{ name: 'System', recordCount: 1 }] });
+      if (mode === 'mistyped') return command.command === 'eventlogs.query' ? completed(command, { events: [{ ...ENTRY, eventId: 'four' }], hasMore: false }) : undefined;
       if (mode === 'late') {
         setTimeout(() => socket.send(JSON.stringify(completed(command, { logs: [DESCRIPTOR] }))), 600);
         return undefined;
@@ -140,8 +143,9 @@ describe('live event-log queries', () => {
       return undefined;
     });
     assert.match(String(assertProblem(await get(base), 502, 'AGENT_ERROR').detail), /access denied/);
-    mode = 'bad';
-    assertProblem(await get(base), 502, 'AGENT_BAD_REPLY');
+    for (mode of ['bad', 'incomplete']) assertProblem(await get(base), 502, 'AGENT_BAD_REPLY');
+    mode = 'mistyped';
+    assertProblem(await get(`${base}/System/events`), 502, 'AGENT_BAD_REPLY');
     mode = 'late';
     assertProblem(await get(base), 504, 'AGENT_TIMEOUT');
     await new Promise((resolve) => setTimeout(resolve, 400)); // the late reply arrives and is dropped
@@ -152,6 +156,14 @@ describe('live event-log queries', () => {
     socket.close();
     assertProblem(await pending, 409, 'DEVICE_OFFLINE');
     assert.ok(Date.now() - started < 350, 'the caller learns at once, not at the timeout');
+  });
+
+  it('answers a reply nobody can parse with 502 AGENT_BAD_REPLY, and closes that socket', async () => {
+    const device = await createDevice(t.db, org.id);
+    const socket = await connectAgent(host, device.agentId, device.authToken, () => '{"type":"command_result", garbage');
+    const socketClosed = closed(socket);
+    assertProblem(await get(`/api/v1/devices/${device.id}/live/eventlogs`), 502, 'AGENT_BAD_REPLY');
+    assert.deepEqual(await socketClosed, { code: 1008, reason: 'malformed message' });
   });
 
   it('keeps one socket per agent and closes sockets that send garbage', async () => {

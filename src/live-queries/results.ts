@@ -1,23 +1,18 @@
-// Shape checks of agent replies (API.md §7): a reply that does not fit is 502 AGENT_BAD_REPLY,
-// never passed on to the client half-formed.
+// Shape checks of agent replies (API.md §7) against the very schemas the routes answer with: a
+// reply that does not fit them whole is 502 AGENT_BAD_REPLY, never passed on to the client
+// half-formed (nor left to fail in the response serializer as a 500).
+import { Type } from 'typebox';
+import { Value } from 'typebox/value';
 import type { LiveCommand } from './protocol.js';
-import { LIVE_LEVELS } from './protocol.js';
+import { Descriptor, Entry } from './live-queries.schemas.js';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isDescriptor = (v: unknown) => isObject(v) && typeof v.name === 'string' && typeof v.recordCount === 'number';
-const isEntry = (v: unknown) =>
-  isObject(v) && typeof v.recordId === 'number' && typeof v.timeCreated === 'string' && typeof v.message === 'string' && (LIVE_LEVELS as readonly unknown[]).includes(v.level);
+const REPLIES = {
+  'eventlogs.list': Type.Object({ logs: Type.Array(Descriptor) }),
+  'eventlogs.get': Descriptor,
+  'eventlogs.query': Type.Object({ events: Type.Array(Entry), hasMore: Type.Boolean(), total: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])) }),
+  'eventlogs.record': Entry,
+} as const;
 
 export function checkResult(command: LiveCommand, result: unknown): boolean {
-  switch (command) {
-    case 'eventlogs.list':
-      return isObject(result) && Array.isArray(result.logs) && result.logs.every(isDescriptor);
-    case 'eventlogs.get':
-      return isDescriptor(result);
-    case 'eventlogs.query':
-      return isObject(result) && Array.isArray(result.events) && result.events.every(isEntry) && typeof result.hasMore === 'boolean'
-        && (result.total === undefined || result.total === null || typeof result.total === 'number');
-    case 'eventlogs.record':
-      return isEntry(result);
-  }
+  return Value.Check(REPLIES[command], result);
 }
