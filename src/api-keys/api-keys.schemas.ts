@@ -51,7 +51,7 @@ export const CreateApiKeyBody = Type.Object(
 
 export const UpdateApiKeyBody = Type.Object(
   { name: Type.Optional(Name), scopes: Type.Optional(Scopes), rateLimit: Type.Optional(RateLimit) },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'orgId and expiresAt cannot be changed', 'x-fixed-fields': ['orgId', 'expiresAt'] },
 );
 
 /** The calling key, as GET /auth/api-key shows it. */

@@ -220,7 +220,9 @@ describe('enrollment and devices', () => {
     const target = await createSite(t.db, orgA.id);
     assertProblem(await withKey(readKey.key, 'PATCH', `/api/v1/devices/${device.id}`, { siteId: target.id }), 403, 'API_KEY_SCOPE_DENIED');
     assertProblem(await withKey(writeKey.key, 'PATCH', `/api/v1/devices/${device.id}`, { siteId: (await createSite(t.db, orgB.id)).id }), 400, 'VALIDATION_FAILED');
-    assertProblem(await withKey(writeKey.key, 'PATCH', `/api/v1/devices/${device.id}`, {}), 400, 'VALIDATION_FAILED');
+    // API.md §2: a PATCH with no recognised field is EMPTY_UPDATE, even where the one field is required.
+    assertProblem(await withKey(writeKey.key, 'PATCH', `/api/v1/devices/${device.id}`, {}), 400, 'EMPTY_UPDATE');
+    assertProblem(await withKey(writeKey.key, 'PATCH', `/api/v1/devices/${device.id}`, { hostname: 'renamed' }), 400, 'EMPTY_UPDATE');
     const moved = await withKey(writeKey.key, 'PATCH', `/api/v1/devices/${device.id}`, { siteId: target.id });
     assert.equal(moved.json().siteId, target.id);
     assertProblem(await call('readonlyB')({ method: 'DELETE', url: `/api/v1/devices/${device.id}` }), 403, 'PERMISSION_DENIED');

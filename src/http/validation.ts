@@ -7,7 +7,7 @@ import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { AppError, invalidRequest, type FieldError } from '../errors.js';
+import { AppError, emptyUpdate, invalidRequest, type FieldError } from '../errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -18,7 +18,33 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const base: Options = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false, strictNumbers: true };
   const strictAjv = withDates(addFormats(new Ajv({ ...base, coerceTypes: false })));
   const coercingAjv = withDates(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strictAjv.compile(schema as object) : finiteOnly(coercingAjv.compile(schema as object)));
+  return ({ schema, httpPart, method }) => {
+    if (httpPart !== 'body') return finiteOnly(coercingAjv.compile(schema as object));
+    const validate = strictAjv.compile(schema as object);
+    return method === 'PATCH' ? emptyPatchFirst(validate) : validate;
+  };
+}
+
+/**
+ * API.md §2: a PATCH that names no field it recognises (`{}`, or unknown fields only) is 400
+ * EMPTY_UPDATE, before the schema's own rules (a field a PATCH requires, unknown fields) are judged.
+ * Recognised: the schema's properties, and its `x-fixed-fields`, fields of the resource a PATCH
+ * cannot change (a site's orgId): sending one is a validation failure that says so.
+ */
+function emptyPatchFirst(validate: ValidateFunction): ValidateFunction {
+  const schema = validate.schema as { properties?: object; 'x-fixed-fields'?: string[] };
+  const fields = Object.keys(schema.properties ?? {});
+  if (fields.length === 0) return validate;
+  const known = [...fields, ...(schema['x-fixed-fields'] ?? [])];
+  const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    if (data !== null && typeof data === 'object' && !Array.isArray(data) && !Object.keys(data).some((name) => known.includes(name))) {
+      return { error: emptyUpdate(`at least one of ${fields.join(', ')}`) };
+    }
+    const valid = validate(data, context);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv });
 }
 
 /**

@@ -132,7 +132,7 @@ export const CreateOrganizationBody = Type.Object(
 );
 export const UpdateOrganizationBody = Type.Object(
   { name: Type.Optional(Name), slug: Type.Optional(Slug), ...organizationFields },
-  { additionalProperties: false, description: 'partnerId cannot be changed' },
+  { additionalProperties: false, description: 'partnerId cannot be changed', 'x-fixed-fields': ['partnerId'] },
 );
 export const OrganizationList = Paginated(Organization);
 export const AccessibleOrganizations = Type.Object({ data: Type.Array(Organization) });
@@ -170,6 +170,6 @@ const siteFields = {
 };
 
 export const CreateSiteBody = Type.Object({ orgId: Uuid, name: Name, ...siteFields }, { additionalProperties: false });
-export const UpdateSiteBody = Type.Object({ name: Type.Optional(Name), ...siteFields }, { additionalProperties: false, description: 'orgId cannot be changed' });
+export const UpdateSiteBody = Type.Object({ name: Type.Optional(Name), ...siteFields }, { additionalProperties: false, description: 'orgId cannot be changed', 'x-fixed-fields': ['orgId'] });
 export const SiteList = Paginated(Site);
 export const SiteListQuery = Type.Object({ ...PaginationQuery, orgId: Type.Optional(Uuid), organizationId: Type.Optional(Uuid), search: SearchFilter('name') });

@@ -60,6 +60,10 @@ describe('sites', () => {
     const mine = await createSite(t.db, orgA.id);
     assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: {} }), 400, 'EMPTY_UPDATE');
     assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { orgId: orgB.id } }), 400, 'VALIDATION_FAILED');
+    // No recognised field (API.md §2) is EMPTY_UPDATE; a recognised one beside an unknown one is a validation failure.
+    const unknownOnly = assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { colour: 'red' } }), 400, 'EMPTY_UPDATE');
+    assert.match(String(unknownOnly.detail), /at least one of name, /);
+    assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { name: 'x', colour: 'red' } }), 400, 'VALIDATION_FAILED');
     const patched = await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { name: 'Renamed', timezone: 'Europe/Berlin' } });
     assert.deepEqual({ name: patched.json().name, timezone: patched.json().timezone, orgId: patched.json().orgId }, { name: 'Renamed', timezone: 'Europe/Berlin', orgId: orgA.id });
     assert.deepEqual((await call('orgAdminA')({ method: 'DELETE', url: `/api/v1/orgs/sites/${mine.id}` })).json(), { success: true });
