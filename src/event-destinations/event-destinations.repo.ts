@@ -136,20 +136,27 @@ export interface DestinationChange {
   enabled?: boolean;
 }
 
-/** Applies the change; a destination re-enabled or given a new address starts afresh (not failing, retries due now). */
+/**
+ * Applies the change. A destination re-enabled (it was disabled) or pointed at another address
+ * starts afresh: not failing, every chain's retries due now. Saving it unchanged, `enabled: true`
+ * included, leaves a failing destination failing (API.md §9: only a success or disabling ends it).
+ */
 export async function updateDestination(tx: Queryable, id: string, c: DestinationChange): Promise<DestinationRow> {
-  const { rows } = await tx.query<DestinationRow>(
+  const { rows: [row] } = await tx.query<DestinationRow & { restarted: boolean }>(
     `update event_destinations d set
         name = coalesce($2, d.name), url = coalesce($3, d.url), filter_actions = coalesce($4, d.filter_actions),
         filter_results = coalesce($5, d.filter_results), ca_certificate = case when $6 then $7 else d.ca_certificate end,
-        enabled = coalesce($8, d.enabled), failing = case when $3 is not null or $8 then false else d.failing end, updated_at = now()
-      where d.id = $1 returning ${COLUMNS}`,
+        enabled = coalesce($8, d.enabled), failing = case when r.restarted then false else d.failing end, updated_at = now()
+       from (select ($3::text is not null and $3::text is distinct from o.url) or (coalesce($8::boolean, false) and not o.enabled) as restarted
+               from event_destinations o where o.id = $1 for update) r
+      where d.id = $1 returning ${COLUMNS}, r.restarted`,
     [id, c.name ?? null, c.url ?? null, c.actions ?? null, c.results ?? null, c.caCertificate !== undefined, c.caCertificate ?? null, c.enabled ?? null],
   );
-  if (c.url !== undefined || c.enabled === true) {
+  const { restarted, ...after } = row!;
+  if (restarted) {
     await tx.query(`update event_destination_cursors set attempts = 0, next_attempt_at = null, failing_since = null where destination_id = $1`, [id]);
   }
-  return rows[0]!;
+  return after;
 }
 
 export async function deleteDestination(tx: Queryable, id: string): Promise<void> {

@@ -360,12 +360,52 @@ describe('event destinations: addresses and failing', () => {
     const { rows } = await withTenant(t.db, SYSTEM_SCOPE, (tx) =>
       tx.query<{ n: number }>(`select count(*)::int as n from audit_logs where resource_id = $1 and action = 'event_destination.failing'`, [hook.id]));
     assert.equal(rows[0]!.n, 1);
+    // Saved as it is (the console sends the whole form, enabled included): still failing.
+    const saved = await as(t.app, admin)({ method: 'PATCH', url: `${URL_PATH}/${hook.id}`, payload: { name: 'down', url: receiver.url, enabled: true } });
+    assert.equal(saved.statusCode, 200, saved.body);
+    assert.equal(saved.json().status, 'failing', 'only a delivery, or disabling it, ends failing');
     receiver.answer();
     t.clock.advance(3600_000);
     await pass();
     admin = await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: org.id }), t.clock);
     const back = (await as(t.app, admin)({ method: 'GET', url: `${URL_PATH}/${hook.id}` })).json();
     assert.equal(back.status, 'active');
+  });
+
+  it('keeps a partner-wide destination failing while one of its chains is stuck, however the others fare', async () => {
+    const partner = await createPartner(t.db);
+    const [stuck, fine] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)];
+    const admin = async () => loginWithMfa(t.app, await createUser(t.db, { scope: 'system' }), t.clock);
+    const newSite = async (orgId: string, name: string) => {
+      const res = await as(t.app, await admin())({ method: 'POST', url: '/api/v1/orgs/sites', payload: { orgId, name } });
+      assert.equal(res.statusCode, 201, res.body);
+    };
+    receiver.answerBy((hook) => (hook.data.orgId === stuck.id ? 503 : undefined));
+    try {
+      const hook = (await as(t.app, await admin())({ method: 'POST', url: URL_PATH, payload: { name: 'partner-wide', kind: 'webhook', url: receiver.url, partnerId: partner.id } })).json();
+      const pass = async () => {
+        await t.app.auditSealer.sealNow();
+        await t.app.eventSender.runNow();
+      };
+      await newSite(stuck.id, 'Stuck');
+      await pass();
+      for (let hours = 0; hours < 25; hours++) {
+        t.clock.advance(3600_000);
+        await newSite(fine.id, `Fine ${hours}`); // the other chain delivers every hour
+        await pass();
+      }
+      const standing = (await as(t.app, await admin())({ method: 'GET', url: `${URL_PATH}/${hook.id}` })).json();
+      assert.equal(standing.status, 'failing');
+      const { rows } = await withTenant(t.db, SYSTEM_SCOPE, (tx) =>
+        tx.query<{ n: number }>(`select count(*)::int as n from audit_logs where resource_id = $1 and action = 'event_destination.failing'`, [hook.id]));
+      assert.equal(rows[0]!.n, 1, 'marked failing once, not again at each retry');
+      receiver.answerBy(null);
+      t.clock.advance(3600_000);
+      await pass();
+      assert.equal((await as(t.app, await admin())({ method: 'GET', url: `${URL_PATH}/${hook.id}` })).json().status, 'active');
+    } finally {
+      receiver.answerBy(null);
+    }
   });
 });
 

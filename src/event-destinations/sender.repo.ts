@@ -4,6 +4,9 @@ import type { Database, Queryable } from '../db/database.js';
 import { SYSTEM_SCOPE, withTenant } from '../db/tenant-scope.js';
 import { COVERED_CHAINS, type DestinationSecrets } from './event-destinations.repo.js';
 
+/** How long a chain's delivery fails before its destination is `failing` (API.md §9). */
+export const FAILING_AFTER_MS = 24 * 3600_000;
+
 export interface LeasedDestination extends DestinationSecrets {
   id: string;
   name: string;
@@ -141,14 +144,19 @@ export function recordProgress(db: Database, p: Progress): Promise<{ failingSinc
       );
     }
     const delivered = p.attempts.some((x) => x.outcome === 'delivered');
+    // A success ends `failing` unless another of its chains is still held back by a failure 24 hours old.
     await tx.query(
       `update event_destinations set
           last_success_at = case when $2 then $4 else last_success_at end,
           last_failure_at = case when $3::text is not null then $4 else last_failure_at end,
           last_error = coalesce($3, last_error),
-          failing = case when $3::text is null and $2 then false else failing end
+          failing = case when $3::text is null and $2
+                           and not exists (select 1 from event_destination_cursors c
+                                            where c.destination_id = $1 and c.chain_id <> $5
+                                              and c.failing_since <= $4::timestamptz - $6 * interval '1 millisecond')
+                         then false else failing end
         where id = $1`,
-      [p.destinationId, delivered, p.failure?.error.slice(0, 1024) ?? null, p.now],
+      [p.destinationId, delivered, p.failure?.error.slice(0, 1024) ?? null, p.now, p.chainId, FAILING_AFTER_MS],
     );
     return { failingSince: cursor?.failing_since ?? null, moved: cursor !== undefined };
   });

@@ -22,7 +22,6 @@ import { sendSyslog, syslogFrame } from './syslog-transport.js';
 export const LEASE_MS = 15_000;
 const BATCH = 100;
 const PARALLEL = 8;
-const FAILING_AFTER_MS = 24 * 3600_000;
 const MAX_BACKOFF_MS = 3600_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 
@@ -174,7 +173,7 @@ export function createEventSender(deps: {
       if (failedAt) {
         stats.failed += 1;
         heldBack.set(chainKey, Date.parse(failedAt.timestamp));
-        if (outcome.failingSince && now - outcome.failingSince.getTime() >= FAILING_AFTER_MS) await markFailing(d, results[delivered]!.error);
+        if (outcome.failingSince && now - outcome.failingSince.getTime() >= repo.FAILING_AFTER_MS) await markFailing(d, results[delivered]!.error);
         return;
       }
       heldBack.delete(chainKey);

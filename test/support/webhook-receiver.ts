@@ -16,19 +16,23 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[];
   /** Statuses for the next requests, in turn. */
   answer(...statuses: number[]): void;
+  /** A status chosen per request from its body (undefined: the next of `answer`, else 200); null stops choosing. */
+  answerBy(choose: ((hook: ReceivedWebhook['json']) => number | undefined) | null): void;
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   let statuses: number[] = [];
+  let choose: ((hook: ReceivedWebhook['json']) => number | undefined) | null = null;
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      received.push({ headers: req.headers, remotePort: req.socket.remotePort, body, json: JSON.parse(body) as ReceivedWebhook['json'] });
-      res.writeHead(statuses.shift() ?? 200, { 'content-type': 'text/plain' }).end('ok');
+      const json = JSON.parse(body) as ReceivedWebhook['json'];
+      received.push({ headers: req.headers, remotePort: req.socket.remotePort, body, json });
+      res.writeHead(choose?.(json) ?? statuses.shift() ?? 200, { 'content-type': 'text/plain' }).end('ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -37,6 +41,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     answer: (...next) => (statuses = next),
+    answerBy: (next) => (choose = next),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
