@@ -13,8 +13,8 @@ const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https:// 
 const ActionPattern = Type.String({
   minLength: 1,
   maxLength: 128,
-  pattern: '^[a-z0-9_.]+\\*?$',
-  description: 'an exact action name, or a prefix ending in * (api_key.*)',
+  pattern: '^([a-z0-9_.]+\\*?|\\*)$',
+  description: 'an exact action name, or a prefix ending in * (api_key.*; * alone: every action, as an empty list)',
 });
 const Filter = Type.Object(
   {

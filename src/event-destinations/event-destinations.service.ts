@@ -87,11 +87,12 @@ export function createEventDestinationsService(deps: {
     return row;
   }
 
-  /** API.md §9: the owner a create names, checked against the caller's reach. */
+  /**
+   * API.md §9: the owner a create names, checked against the caller's reach. A partnerId the caller
+   * may not name is refused as such (403) before naming both is (400).
+   */
   function ownerOf(caller: Caller, body: { orgId?: string; partnerId?: string }): { orgId: string | null; partnerId: string | null } {
-    if (body.orgId && body.partnerId) {
-      throw invalidRequest([{ path: 'body', message: 'give orgId or partnerId, not both' }]);
-    }
+    const both = () => invalidRequest([{ path: 'body', message: 'give orgId or partnerId, not both' }]);
     if (caller.scope === 'organization') {
       if (!caller.orgId) throw accountWithoutOrg();
       if (body.partnerId) throw permissionDenied('An organization user cannot create partner-wide destinations');
@@ -100,6 +101,8 @@ export function createEventDestinationsService(deps: {
       return { orgId, partnerId: null };
     }
     if (caller.scope === 'partner') {
+      if (body.partnerId && body.partnerId !== caller.partnerId) throw partnerMismatch();
+      if (body.orgId && body.partnerId) throw both();
       if (body.orgId) {
         if (!caller.canAccessOrg(body.orgId)) throw orgDenied();
         return { orgId: body.orgId, partnerId: null };
@@ -111,6 +114,7 @@ export function createEventDestinationsService(deps: {
       }
       return { orgId: null, partnerId: body.partnerId };
     }
+    if (body.orgId && body.partnerId) throw both();
     return { orgId: body.orgId ?? null, partnerId: body.partnerId ?? null };
   }
 

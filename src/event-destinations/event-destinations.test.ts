@@ -100,6 +100,10 @@ for (const backend of backends()) {
       assertProblem(await create('orgAdminA', { ...hook, orgId: orgB.id }), 403, 'ORG_ACCESS_DENIED');
       assertProblem(await create('partner', hook), 400, 'VALIDATION_FAILED');
       assertProblem(await create('partner', { ...hook, partnerId: foreign.partnerId }), 403, 'PARTNER_MISMATCH');
+      // Naming both owners is a 400, but a partnerId the caller may not name is refused as such first.
+      assertProblem(await create('orgAdminA', { ...hook, orgId: orgA.id, partnerId: partner.id }), 403, 'PERMISSION_DENIED');
+      assertProblem(await create('partner', { ...hook, orgId: orgA.id, partnerId: foreign.partnerId }), 403, 'PARTNER_MISMATCH');
+      assertProblem(await create('partner', { ...hook, orgId: orgA.id, partnerId: partner.id }), 400, 'VALIDATION_FAILED');
       assertProblem(await create('partnerSelected', { ...hook, partnerId: partner.id }), 403, 'PERMISSION_DENIED');
       assertProblem(await create('partnerSelected', { ...hook, orgId: orgB.id }), 403, 'ORG_ACCESS_DENIED');
       assertProblem(await create('noMfaA', hook), 403, 'MFA_REQUIRED');
@@ -156,7 +160,8 @@ for (const backend of backends()) {
     it('delivers sealed entries in seq order, signed, filtered, each with its entry id', async () => {
       await t.app.auditSealer.sealNow();
       receiver.received.length = 0;
-      const all = (await create('orgAdminA', { name: 'all', kind: 'webhook', url: receiver.url })).json();
+      // `*` alone is the empty prefix: every action, like an empty list.
+      const all = (await create('orgAdminA', { name: 'all', kind: 'webhook', url: receiver.url, filter: { actions: ['*'] } })).json();
       const sitesOnly = (await create('orgAdminA', { name: 'sites', kind: 'webhook', url: `${receiver.url}?only=sites`, filter: { actions: ['site.*'], results: ['success'] } })).json();
       for (const name of ['one', 'two', 'three']) await newSite(orgA.id, `Site ${name}`);
       await deliver();
