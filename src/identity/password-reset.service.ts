@@ -9,7 +9,7 @@ import type { RequestLog, RequestMeta } from '../http/request-meta.js';
 import type { RecordAudit } from '../audit/recorder.js';
 import { MailError, type Mailer } from '../mail/mailer.js';
 import { passwordResetMail } from './account-mails.js';
-import { clientKeyOf, LOGIN_WINDOW_MS } from './auth.service.js';
+import { ADDRESS_MAX_FAILURES, clientKeyOf, LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS } from './auth.service.js';
 import type { CallerResolver } from './callers.js';
 import { hashLinkToken, isLinkToken, newLinkToken } from './link-tokens.js';
 import { hashPassword } from './passwords.js';
@@ -18,10 +18,16 @@ import { revokeUserSessions } from './sessions.repo.js';
 import * as users from './users.repo.js';
 
 export const RESET_TOKEN_TTL_MS = 30 * 60 * 1000;
-/** Requests per e-mail (known or not) within the window: a few retries, not a mailbox flood. */
-export const FORGOT_MAX_PER_EMAIL = 5;
-/** Requests per client address (IPv4, or IPv6 /64, as for sign-in) within the window, whatever the e-mail. */
-export const FORGOT_MAX_PER_ADDRESS = 20;
+/**
+ * Requests per e-mail (known or not) within the window: "throttled like login" (API.md §10), so the
+ * same 10 as sign-in's failures per e-mail. Enough retries, not a mailbox flood.
+ */
+export const FORGOT_MAX_PER_EMAIL = LOGIN_MAX_FAILURES;
+/**
+ * Requests per client address (IPv4, or IPv6 /64, as for sign-in) within the window, whatever the
+ * e-mail: sign-in's 100, so an office behind one NAT (or a client's test suite) is not turned away.
+ */
+export const FORGOT_MAX_PER_ADDRESS = ADDRESS_MAX_FAILURES;
 /** The window both limits count in: sign-in's 15 minutes. */
 export const FORGOT_WINDOW_MS = LOGIN_WINDOW_MS;
 /** Links waiting to be mailed; beyond this a request is answered but dropped (and logged), so a flood holds bounded memory. */
