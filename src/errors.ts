@@ -93,6 +93,9 @@ export function toProblem(error: AppError, requestId: string): ProblemBody {
     requestId,
   };
   if (error.errors) body.errors = error.errors;
+  // API.md §2: validation errors carry `errors`. A rule no single field breaks (two fields that
+  // contradict each other, a value the caller's scope rules out) names the request as a whole.
+  else if (error.code === 'VALIDATION_FAILED') body.errors = [{ path: 'request', message: error.message }];
   return body;
 }
 

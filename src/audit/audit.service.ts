@@ -59,7 +59,7 @@ export function chainsFor(caller: Caller, orgId: string | undefined): Chains | n
 export function parseRange(query: { from?: string; to?: string }): { from?: Date; to?: Date } {
   const from = query.from ? new Date(query.from) : undefined;
   const to = query.to ? new Date(query.to) : undefined;
-  if (from && to && from > to) throw reversedRange('from', 'to');
+  if (from && to && from > to) throw reversedRange('from', 'to', [{ path: 'query.from', message: 'is later than to' }]);
   return { ...(from ? { from } : {}), ...(to ? { to } : {}) };
 }
 
@@ -188,10 +188,12 @@ export function createAuditService(deps: { db: Database; verifyPool: VerifyPool 
       } else if (caller.scope === 'organization' && caller.orgId) {
         chainId = caller.orgId;
       } else {
-        throw new AppError('VALIDATION_FAILED', 'orgId is required: name the organization (or "platform") whose chain to verify');
+        throw new AppError('VALIDATION_FAILED', 'orgId is required: name the organization (or "platform") whose chain to verify', {
+          errors: [{ path: 'query.orgId', message: 'is required' }],
+        });
       }
       if (params.fromSeq && params.toSeq && params.fromSeq > params.toSeq) {
-        throw new AppError('VALIDATION_FAILED', 'fromSeq must not be greater than toSeq');
+        throw new AppError('VALIDATION_FAILED', 'fromSeq must not be greater than toSeq', { errors: [{ path: 'query.fromSeq', message: 'is greater than toSeq' }] });
       }
 
       const { fromSeq, toSeq } = params;

@@ -255,7 +255,8 @@ describe('audit queries, scope and bad input', () => {
     assert.deepEqual(failed[0]!.details, { email: 'nobody-here@nowhere.test', reason: 'invalid_credentials' });
     const verify = (await get('system', '/verify?orgId=platform')).json();
     assert.equal(verify.valid, true);
-    assertProblem(await get('system', '/verify'), 400, 'VALIDATION_FAILED');
+    // Every validation failure names where it lies (API.md §2), the rules no schema states included.
+    assert.deepEqual(assertProblem(await get('system', '/verify'), 400, 'VALIDATION_FAILED').errors, [{ path: 'query.orgId', message: 'is required' }]);
   });
 
   it('filters by user (e-mail or name), action, resource and dates, literally and case-insensitively', async () => {
@@ -297,7 +298,8 @@ describe('audit queries, scope and bad input', () => {
       assertProblem(await get('a', url), 400, 'VALIDATION_FAILED');
     }
     const now = Date.now();
-    assertProblem(await get('a', `/logs?from=${new Date(now).toISOString()}&to=${new Date(now - 1000).toISOString()}`), 400, 'VALIDATION_FAILED');
+    const reversed = assertProblem(await get('a', `/logs?from=${new Date(now).toISOString()}&to=${new Date(now - 1000).toISOString()}`), 400, 'VALIDATION_FAILED');
+    assert.deepEqual(reversed.errors, [{ path: 'query.from', message: 'is later than to' }]);
     assert.equal((await get('a', '/logs?limit=1000&page=-1')).json().pagination.limit, 100);
   });
 });

@@ -141,7 +141,9 @@ export function createAuditExportService(deps: { db: Database; recordAudit: Reco
       const format = FORMATS[formatName];
       const limit = Math.min(Math.max(params.limit ?? EXPORT_MAX_ROWS, 1), EXPORT_MAX_ROWS);
       if (params.afterSeq !== undefined && !params.orgId) {
-        throw new AppError('VALIDATION_FAILED', 'afterSeq needs orgId: name the organization (or "platform") whose chain to resume');
+        throw new AppError('VALIDATION_FAILED', 'afterSeq needs orgId: name the organization (or "platform") whose chain to resume', {
+          errors: [{ path: 'query.orgId', message: 'is required with afterSeq' }],
+        });
       }
       const chains = chainsFor(caller, params.orgId);
       const filter: repo.ExportFilter = { orgIds: chains ? chains.orgIds : [], platformOnly: chains?.platformOnly ?? false, ...parseRange(params) };

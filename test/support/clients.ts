@@ -58,5 +58,7 @@ export function assertProblem(res: { statusCode: number; headers: Record<string,
   assert.equal(body.type, 'about:blank');
   assert.equal(typeof body.detail, 'string');
   assert.equal(body.requestId, res.headers['x-request-id']);
+  // API.md §2: validation errors add `errors: [{path, message}]`, whichever rule refused the request.
+  if (code === 'VALIDATION_FAILED') assert.ok(Array.isArray(body.errors) && body.errors.length > 0, `no errors[]: ${res.body}`);
   return body;
 }
