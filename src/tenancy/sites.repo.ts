@@ -64,17 +64,17 @@ export async function listSites(
 ): Promise<{ rows: SiteRow[]; total: number | null }> {
   const { orgIds, search } = filter;
   const params: unknown[] = [];
-  // Reachable ids already exclude deleted organizations; without them (system scope) the join does.
-  const from = orgIds ? 'from sites s' : 'from sites s join organizations o on o.id = s.org_id';
-  let where = orgIds ? `where s.org_id in (select unnest($${params.push(orgIds)}::uuid[]))` : 'where o.deleted_at is null';
+  // Sites of a deleted organization are gone (SPEC: excluded from every query), also when a
+  // system-scope caller names that organization: the join checks, whoever asks.
+  const from = 'from sites s join organizations o on o.id = s.org_id';
+  const inOrgs = orgIds ? ` and o.id in (select unnest($${params.push(orgIds)}::uuid[]))` : '';
+  let where = `where o.deleted_at is null${inOrgs}`;
   if (search !== undefined) where += ` and s.name ilike $${params.push(substringPattern(search))}`;
   const count = !page.withTotal
     ? null
     : search !== undefined
       ? `select count(*)::int ${from} ${where}`
-      : orgIds
-        ? `select coalesce(sum(c.sites), 0)::int from organization_site_counts c where c.org_id in (select unnest($1::uuid[]))`
-        : `select coalesce(sum(c.sites), 0)::int from organization_site_counts c join organizations o on o.id = c.org_id where o.deleted_at is null`;
+      : `select coalesce(sum(c.sites), 0)::int from organization_site_counts c join organizations o on o.id = c.org_id where o.deleted_at is null${inOrgs}`;
   return queryPage<SiteRow>(tx, {
     rows: `select ${COLUMNS} ${from} ${where} order by s.name, s.id limit $${params.length + 1} offset $${params.length + 2}`,
     count,

@@ -98,6 +98,11 @@ describe('sites', () => {
     await call('partnerAll')({ method: 'DELETE', url: `/api/v1/orgs/organizations/${org.id}` });
     assertProblem(await call('partnerAll')({ method: 'GET', url: `/api/v1/orgs/sites/${site.id}` }), 404, 'NOT_FOUND');
     assert.ok(!((await call('system')({ method: 'GET', url: '/api/v1/orgs/sites?limit=100' })).json().data as { id: string }[]).some((x) => x.id === site.id));
+    // Named by a system caller, whose reach has no list of live organizations to leave it out of.
+    for (const query of [`orgId=${org.id}`, `organizationId=${org.id}`, `orgId=${org.id}&search=orph`]) {
+      const listed = (await call('system')({ method: 'GET', url: `/api/v1/orgs/sites?${query}` })).json();
+      assert.deepEqual([listed.data, listed.pagination.total], [[], 0], query);
+    }
   });
 });
 
