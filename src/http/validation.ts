@@ -26,7 +26,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
 }
 
 /**
- * API.md §2: a PATCH that names no field it recognises (`{}`, or unknown fields only) is 400
+ * API.md §2: a PATCH that names no field it recognises (no body, `{}`, or unknown fields only) is 400
  * EMPTY_UPDATE, before the schema's own rules (a field a PATCH requires, unknown fields) are judged.
  * Recognised: the schema's properties, and its `x-fixed-fields`, fields of the resource a PATCH
  * cannot change (a site's orgId): sending one is a validation failure that says so.
@@ -37,7 +37,9 @@ function emptyPatchFirst(validate: ValidateFunction): ValidateFunction {
   if (fields.length === 0) return validate;
   const known = [...fields, ...(schema['x-fixed-fields'] ?? [])];
   const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
-    if (data !== null && typeof data === 'object' && !Array.isArray(data) && !Object.keys(data).some((name) => known.includes(name))) {
+    // No body at all (Fastify passes null) is the empty PATCH SPEC names beside `{}`.
+    const empty = data === null || data === undefined || (typeof data === 'object' && !Array.isArray(data) && !Object.keys(data).some((name) => known.includes(name)));
+    if (empty) {
       return { error: emptyUpdate(`at least one of ${fields.join(', ')}`) };
     }
     const valid = validate(data, context);

@@ -59,6 +59,7 @@ describe('sites', () => {
     }
     const mine = await createSite(t.db, orgA.id);
     assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: {} }), 400, 'EMPTY_UPDATE');
+    assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}` }), 400, 'EMPTY_UPDATE');
     assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { orgId: orgB.id } }), 400, 'VALIDATION_FAILED');
     // No recognised field (API.md §2) is EMPTY_UPDATE; a recognised one beside an unknown one is a validation failure.
     const unknownOnly = assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `/api/v1/orgs/sites/${mine.id}`, payload: { colour: 'red' } }), 400, 'EMPTY_UPDATE');
