@@ -3,7 +3,7 @@
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { readTenant, withTenant } from '../db/tenant-scope.js';
-import { accountWithoutOrg, AppError, emptyUpdate, notFound, orgDenied } from '../errors.js';
+import { accountWithoutOrg, AppError, notFound, orgDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -125,7 +125,6 @@ export function createApiKeysService(deps: {
     update(caller: Caller, id: string, body: Static<typeof UpdateApiKeyBody>, meta: RequestMeta): Promise<ApiKeyView> {
       const values = { ...body, ...(body.scopes ? { scopes: [...new Set(body.scopes)] } : {}) };
       const fields = Object.keys(values).filter((k) => values[k as keyof typeof values] !== undefined);
-      if (fields.length === 0) return Promise.reject(emptyUpdate('name, scopes or rateLimit'));
       return changeActiveKey(caller, id, (tx, now) => keys.updateKey(tx, id, now, values), async (tx, { before, after }) => {
         const details: Record<string, unknown> = changeDetails(fields, view(before), view(after));
         if (values.scopes) {

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { readTenant, withTenant } from '../db/tenant-scope.js';
 import {
-  accountWithoutOrg, AppError, emptyUpdate, invalidRequest, notFound, orgDenied, partnerMismatch, permissionDenied,
+  accountWithoutOrg, AppError, invalidRequest, notFound, orgDenied, partnerMismatch, permissionDenied,
 } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
@@ -187,7 +187,6 @@ export function createEventDestinationsService(deps: {
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateDestinationBody>, meta: RequestMeta): Promise<DestinationView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw emptyUpdate('name, url, filter, caCertificate or enabled');
       return withTenant(db, caller.tenant, async (tx) => {
         const before = await reachable(tx, caller, id, true);
         checkCertificate(before.kind, body.caCertificate);

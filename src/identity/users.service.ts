@@ -2,7 +2,7 @@
 // own tenant and never hands out more than it holds (role, organization access).
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, readTenant, withTenant } from '../db/tenant-scope.js';
-import { AppError, emptyUpdate, notFound, permissionDenied } from '../errors.js';
+import { AppError, notFound, permissionDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { callerEvent, changeDetails, type AuditAction, type RecordAudit } from '../audit/recorder.js';
@@ -254,9 +254,6 @@ export function createUsersService(deps: { db: Database; callers: CallerResolver
   }
 
   async function update(caller: Caller, id: string, input: UpdateUserInput, meta: RequestMeta): Promise<UserView> {
-    if (Object.values(input).every((v) => v === undefined)) {
-      throw emptyUpdate('at least one of email, name, password, role, orgAccess, orgIds, disabled');
-    }
     const changesAccess = input.role !== undefined || input.orgAccess !== undefined || input.orgIds !== undefined;
     if (changesAccess && id === caller.id) throw permissionDenied('You cannot change your own role or organization access');
     if (input.disabled !== undefined && id === caller.id) throw permissionDenied('You cannot disable or enable yourself');

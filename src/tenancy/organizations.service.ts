@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { applyTenantScope, readTenant, withTenant } from '../db/tenant-scope.js';
-import { AppError, emptyUpdate, limitReached, notFound, partnerMismatch, reversedRange } from '../errors.js';
+import { AppError, limitReached, notFound, partnerMismatch, reversedRange } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -130,7 +130,6 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateOrganizationBody>, meta: RequestMeta): Promise<OrganizationView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw emptyUpdate('at least one organization field (partnerId cannot be changed)');
       if (!caller.canAccessOrg(id)) throw notFound('Organization');
       const sso = await ssoConfigs.check(caller, body.ssoConfig); // the provider is asked before the transaction
       const view = await withTenant(db, caller.tenant, async (tx) => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Queryable, Transaction } from '../db/database.js';
 import { readTenant, withTenant } from '../db/tenant-scope.js';
-import { accountWithoutPartner, AppError, emptyUpdate, notFound } from '../errors.js';
+import { accountWithoutPartner, AppError, notFound } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -156,7 +156,6 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
 
     async update(caller: Caller, id: string, body: Static<typeof UpdatePartnerBody>, meta: RequestMeta): Promise<PartnerView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw emptyUpdate('at least one partner field');
       assertSettings(body.settings);
       const sso = await ssoConfigs.check(caller, body.ssoConfig); // the provider is asked before the transaction
       const view = await withTenant(db, caller.tenant, async (tx) => {
@@ -190,7 +189,6 @@ export function createPartnersService(deps: { db: Database; recordAudit: RecordA
     async updateMine(caller: Caller, body: Static<typeof UpdateMyPartnerBody>, meta: RequestMeta): Promise<PartnerView> {
       if (!caller.partnerId) throw accountWithoutPartner();
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw emptyUpdate('name, billingEmail, settings or ssoConfig');
       assertSettings(body.settings);
       const sso = await ssoConfigs.check(caller, body.ssoConfig);
       return withTenant(db, caller.tenant, async (tx) => {

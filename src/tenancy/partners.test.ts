@@ -100,6 +100,7 @@ describe('partners', () => {
     assertProblem(await call('system')({ method: 'GET', url: '/api/v1/orgs/partners/me' }), 403, 'PERMISSION_DENIED');
     assertProblem(await call('orgAdmin')({ method: 'GET', url: '/api/v1/orgs/partners/me' }), 403, 'PERMISSION_DENIED');
     assertProblem(await call('partnerReadonly')({ method: 'PATCH', url: '/api/v1/orgs/partners/me', payload: { name: 'X' } }), 403, 'PERMISSION_DENIED');
+    assertProblem(await call('partnerAdmin')({ method: 'PATCH', url: '/api/v1/orgs/partners/me', payload: {} }), 400, 'EMPTY_UPDATE');
   });
 
   it('lets a partner read and update itself, merging settings key by key', async () => {

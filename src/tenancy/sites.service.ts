@@ -2,7 +2,7 @@
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { SYSTEM_SCOPE, readTenant, withTenant } from '../db/tenant-scope.js';
-import { AppError, emptyUpdate, notFound, orgDenied, siteDenied } from '../errors.js';
+import { AppError, notFound, orgDenied, siteDenied } from '../errors.js';
 import type { Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
@@ -112,7 +112,6 @@ export function createSitesService(deps: { db: Database; recordAudit: RecordAudi
 
     async update(caller: Caller, id: string, body: Static<typeof UpdateSiteBody>, meta: RequestMeta): Promise<SiteView> {
       const fields = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-      if (fields.length === 0) throw emptyUpdate('at least one site field (orgId cannot be changed)');
       assertSiteTimezone(body.timezone);
       return withSite(caller, id, async (tx) => {
         const updated = await sites.updateSite(tx, id, body);
