@@ -92,7 +92,8 @@ function loginPool(url: string, max: number, log?: (message: string) => void, ge
     // (sealer, retention, verification) keeps PostgreSQL's choice: its plans must follow tables
     // that grow fast (a generic plan made while the audit queue was empty scanned it per row,
     // and a backlog of 5,000 entries took 7-60 s to seal instead of under one).
-    options: `-c idle_in_transaction_session_timeout=60000${genericPlans ? ' -c plan_cache_mode=force_generic_plan' : ''}`,
+    // Read-only by default: reads run outside BEGIN (poolRead), and a write in one must fail.
+    options: `-c idle_in_transaction_session_timeout=60000 -c default_transaction_read_only=on${genericPlans ? ' -c plan_cache_mode=force_generic_plan' : ''}`,
     connectionTimeoutMillis: 5000,
     // Statements are written without waiting for the one before (poolTransaction sends BEGIN with the first).
     pipeline: true,
@@ -131,30 +132,74 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | nul
 }
 
 /**
- * Connections whose last transaction only read and still owes its COMMIT (TransactionOptions.readOnly):
- * the next transaction on the connection writes it ahead of its own BEGIN, or, if none starts first,
- * it goes out on its own at the next turn of the event loop. Nothing can run on the connection
- * before it: the next transaction takes the debt when it checks the connection out.
+ * pg's own Query, with the internals a read with preludes extends (below): pg's documented way of
+ * sending something of one's own is a Query (its pipeline mode refuses other submittables).
  */
-const owesCommit = new WeakSet<pg.PoolClient>();
+interface PgConnection {
+  bind(config: { statement: string; values: unknown[] }): void;
+  execute(config: { portal: string }): void;
+}
+interface PgQuery {
+  prepare(connection: PgConnection): void;
+  handleDataRow(message: unknown): void;
+  handleCommandComplete(message: unknown, connection: PgConnection): void;
+}
+const PgQueryClass = pg.Query as unknown as new (config: pg.QueryConfig, values: undefined, callback: (err: Error | null, result: pg.QueryResult) => void) => PgQuery;
 
-function settleLater(client: pg.PoolClient): void {
-  owesCommit.add(client);
-  setImmediate(() => {
-    if (owesCommit.delete(client)) client.query('COMMIT').catch(() => {}); // a broken connection leaves the pool by itself
-  });
+/** A statement prepared on a connection and run for its effect alone (the tenant scope, the plan mode). */
+interface Prelude {
+  name: string;
+  text: string;
+  /** Strings: Bind sends them as they are. */
+  values: string[];
 }
 
 /**
- * One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws.
- * The connection pipelines (pg's `pipeline` mode): BEGIN and the setup are not sent on their own but
- * in one write with the transaction's first statement, and their answers are read with its answer,
- * so a one-statement transaction is two round trips (that write, then COMMIT), not three; a
- * read-only one is one, its COMMIT left for the connection's next write (owesCommit). Statements
- * queued by queryLater go in the same write as the next statement or the COMMIT. A transaction
- * that never queries sends nothing.
+ * One statement of a read, with its preludes: Bind and Execute of each prelude, then the statement
+ * as pg sends it (Parse when new, Bind, Describe, Execute), then one Sync. PostgreSQL runs what
+ * comes before a Sync as one implicit transaction, so what a prelude sets transaction-locally (the
+ * scope) holds for the statement and is gone with the Sync, committed or rolled back. The
+ * preludes' answers come first and are dropped.
  */
-async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
+class ReadWithPreludes extends PgQueryClass {
+  readonly #preludes: readonly Prelude[];
+  #answered = 0;
+
+  constructor(config: pg.QueryConfig, preludes: readonly Prelude[], callback: (err: Error | null, result: pg.QueryResult) => void) {
+    // 'extended': always Parse/Bind/Execute, never a simple Query message, which would commit the
+    // implicit transaction (and the scope with it) before the statement ran.
+    super({ ...config, queryMode: 'extended' } as pg.QueryConfig, undefined, callback);
+    this.#preludes = preludes;
+  }
+
+  override prepare(connection: PgConnection): void {
+    for (const prelude of this.#preludes) {
+      connection.bind({ statement: prelude.name, values: prelude.values });
+      connection.execute({ portal: '' });
+    }
+    super.prepare(connection);
+  }
+
+  override handleDataRow(message: unknown): void {
+    if (this.#answered === this.#preludes.length) super.handleDataRow(message);
+  }
+
+  override handleCommandComplete(message: unknown, connection: PgConnection): void {
+    if (this.#answered < this.#preludes.length) this.#answered++;
+    else super.handleCommandComplete(message, connection);
+  }
+}
+
+/** Per connection, the preludes it has prepared (always named: a read needs them). */
+const preludesOn = new WeakMap<pg.PoolClient, Set<string>>();
+
+function prelude(text: string, values: unknown[]): Prelude {
+  return { name: `p_${createHash('sha1').update(text).digest('base64url')}`, text, values: values.map(String) };
+}
+const CUSTOM_PLANS = prelude(`select set_config('plan_cache_mode', 'force_custom_plan', true)`, []);
+
+/** A connection checked out of `pool`, watched for dying while out. */
+async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(destroy?: boolean): void }> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -169,10 +214,82 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     broken = true;
   };
   client.on('error', onError);
-  const release = (destroy = false) => {
-    client.removeListener('error', onError);
-    client.release(destroy || broken);
+  return {
+    client,
+    release(destroy = false) {
+      client.removeListener('error', onError);
+      client.release(destroy || broken);
+    },
   };
+}
+
+/**
+ * A transaction that only reads (TransactionOptions.readOnly), with no BEGIN and no COMMIT: each
+ * statement goes out with the setup (the tenant scope) ahead of it and a Sync after both, one
+ * implicit transaction (ReadWithPreludes), one write and one answer. Request connections are
+ * read-only by default (default_transaction_read_only; write transactions begin READ WRITE), so a
+ * write in one fails. Its statements do not share a snapshot: under READ COMMITTED, the service's
+ * level, the statements of one transaction never did. Nothing is left open on the connection.
+ */
+async function poolRead<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, setup: { text: string; params: unknown[] } | undefined): Promise<T> {
+  const { client, release } = await checkOut(pool);
+  const scope = setup && prelude(setup.text, setup.params);
+  const committed: (() => void)[] = [];
+  const tx: Transaction = {
+    async query(text, params, options) {
+      const custom = options?.prepare === false;
+      const preludes = [...(scope ? [scope] : []), ...(custom ? [CUSTOM_PLANS] : [])];
+      const config = {
+        text, values: params ?? [], ...(custom ? {} : { name: statementName(client, text) }), ...(options?.rowMode ? { rowMode: options.rowMode } : {}),
+      } as pg.QueryConfig;
+      let prepared = preludesOn.get(client);
+      if (!prepared) preludesOn.set(client, (prepared = new Set()));
+      const socket = socketOf(client);
+      socket?.cork();
+      let answer: Promise<pg.QueryResult>;
+      try {
+        // A prelude new to the connection is prepared by running it once on its own, ahead (pipelined).
+        for (const p of preludes) {
+          if (prepared.has(p.name)) continue;
+          client.query({ name: p.name, text: p.text, values: p.values }).catch(() => {}); // its failure fails the read that needs it
+          prepared.add(p.name);
+        }
+        answer = new Promise((resolve, reject) => {
+          client.query(new ReadWithPreludes(config, preludes, (err, result) => (err ? reject(err) : resolve(result))) as unknown as pg.QueryConfig);
+        });
+      } finally {
+        socket?.uncork();
+      }
+      const { rows, rowCount } = await answer;
+      return { rows, rowCount: rowCount ?? 0 };
+    },
+    queryLater() {
+      throw new Error('a read-only transaction cannot queue a statement');
+    },
+    afterCommit: (cb) => committed.push(cb),
+  };
+  try {
+    const result = await fn(tx);
+    release();
+    runAfterCommit(committed);
+    return result;
+  } catch (err) {
+    release();
+    throw classify(err);
+  }
+}
+
+/**
+ * One transaction on a connection of `pool`: commits when fn resolves, rolls back when it throws.
+ * The connection pipelines (pg's `pipeline` mode): BEGIN and the setup are not sent on their own but
+ * in one write with the transaction's first statement, and their answers are read with its answer,
+ * so a one-statement transaction is two round trips (that write, then COMMIT), not three.
+ * Statements queued by queryLater go in the same write as the next statement or the COMMIT. A
+ * transaction that never queries sends nothing. Read-only ones are poolRead's.
+ */
+async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T> {
+  if (options?.readOnly) return poolRead(pool, fn, options.setup);
+  const { client, release } = await checkOut(pool);
   const socket = socketOf(client);
   // Sends without waiting; the caller awaits each answer in order. The handler only keeps an answer
   // that is never awaited (after an earlier failure) from counting as unhandled.
@@ -184,18 +301,17 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
   const prepared = (text: string, values: unknown[], rowMode?: 'array'): pg.QueryConfig => ({
     name: statementName(client, text), text, values, ...(rowMode ? { rowMode } : {}),
   } as pg.QueryConfig);
-  const { setup, readOnly } = options ?? {};
+  const setup = options?.setup;
   const committed: (() => void)[] = [];
   // Statements queued by queryLater, sent ahead of the next statement or the COMMIT.
   let later: pg.QueryConfig[] = [];
-  let owed = owesCommit.delete(client);
   let begun = false;
   let customPlans = false;
   /**
-   * One corked write: what goes ahead of `last` (the owed COMMIT, BEGIN and the setup when the
-   * transaction has not begun, the switch to custom plans, the queued statements), then `last`.
-   * The caller awaits `ahead` in order before `last`: the first to fail is the error (a failed
-   * statement aborts what follows it).
+   * One corked write: what goes ahead of `last` (BEGIN and the setup when the transaction has not
+   * begun, the switch to custom plans, the queued statements), then `last`. The caller awaits
+   * `ahead` in order before `last`: the first to fail is the error (a failed statement aborts what
+   * follows it).
    */
   const write = (last: string | pg.QueryConfig, customPlansFirst = false) => {
     const ahead: Promise<unknown>[] = [];
@@ -203,9 +319,7 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     try {
       if (!begun) {
         begun = true;
-        if (owed) ahead.push(send('COMMIT'));
-        owed = false;
-        ahead.push(send(readOnly ? 'BEGIN READ ONLY' : 'BEGIN'));
+        ahead.push(send('BEGIN READ WRITE'));
         if (setup) ahead.push(send(prepared(setup.text, setup.params)));
       }
       for (const statement of later) ahead.push(send(statement));
@@ -243,13 +357,13 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
   let commitSent: Promise<unknown> | null = null;
   try {
     const result = await fn(tx);
-    // Waited for unless the transaction only read; queued statements go in the COMMIT's write.
-    if (later.length > 0 || (begun && !readOnly)) {
+    // Queued statements go in the COMMIT's write.
+    if (later.length > 0 || begun) {
       const { ahead, last } = write('COMMIT');
       commitSent = last;
       for (const step of ahead) await step;
       await last;
-    } else if (owed || begun) settleLater(client);
+    }
     release();
     runAfterCommit(committed);
     return result;
@@ -257,7 +371,6 @@ async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promis
     try {
       if (commitSent) await commitSent.catch(() => {}); // answered: the transaction is over either way
       else if (begun) await client.query('ROLLBACK');
-      else if (owed) settleLater(client);
       release();
     } catch {
       release(true);
