@@ -1,6 +1,6 @@
 // The agent credential (SPEC "Authentication" 2, API.md §6): `Authorization: Bearer <authToken>`
 // on /agents/:id/…, where :id is the agentId. No device with that agent id → 404; a wrong token, or
-// the token of a decommissioned device → 401. Tokens are 256-bit random, stored as SHA-256 and
+// the token of a decommissioned device or of a deleted organization's → 401. Tokens are 256-bit random, stored as SHA-256 and
 // compared in constant time. app.ts hands this authenticator to the auth plugin (http/auth.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/database.js';
@@ -20,8 +20,11 @@ export function createAgentAuthenticator(deps: { db: Database }): AgentAuthentic
     const given = Buffer.from(token === null ? '' : hashAgentToken(token), 'utf8');
     const stored = Buffer.from(device.auth_token_hash, 'utf8');
     const matches = given.length === stored.length && timingSafeEqual(given, stored);
-    if (!matches || device.decommissioned_at !== null) {
-      throw new AppError('UNAUTHENTICATED', token === null ? 'Agent token required: send Authorization: Bearer <authToken>' : 'Agent token is invalid or the device was decommissioned');
+    if (!matches || device.decommissioned_at !== null || device.org_deleted) {
+      throw new AppError(
+        'UNAUTHENTICATED',
+        token === null ? 'Agent token required: send Authorization: Bearer <authToken>' : 'Agent token is invalid, or the device was decommissioned or its organization deleted',
+      );
     }
     return {
       deviceId: device.id,

@@ -35,6 +35,8 @@ export interface AgentDeviceRow {
   auth_token_hash: string;
   last_source_ip: string | null;
   decommissioned_at: Date | null;
+  /** The device's organization was deleted: its agent is refused like a decommissioned one's. */
+  org_deleted: boolean;
 }
 
 /** Status as of `now` (a parameter): online while heartbeats keep coming. */
@@ -44,7 +46,8 @@ const columns = (now: string) => `d.id, d.org_id, d.site_id, d.agent_id, d.hostn
 
 export async function findDeviceByAgentId(tx: Queryable, agentId: string): Promise<AgentDeviceRow | null> {
   const { rows } = await tx.query<AgentDeviceRow>(
-    `select d.id, d.agent_id, d.org_id, d.site_id, o.partner_id, d.hostname, d.auth_token_hash, d.last_source_ip, d.decommissioned_at
+    `select d.id, d.agent_id, d.org_id, d.site_id, o.partner_id, d.hostname, d.auth_token_hash, d.last_source_ip, d.decommissioned_at,
+            o.deleted_at is not null as org_deleted
      from devices d join organizations o on o.id = d.org_id where d.agent_id = $1`,
     [agentId],
   );
@@ -85,15 +88,18 @@ export async function countLiveDevices(tx: Queryable, where: { orgId: string } |
   const { rows } = 'orgId' in where
     ? await tx.query<{ n: number }>(`select coalesce(sum(devices), 0)::int as n from organization_device_counts where org_id = $1`, [where.orgId])
     : await tx.query<{ n: number }>(
-      `select coalesce(sum(c.devices), 0)::int as n from organization_device_counts c join organizations o on o.id = c.org_id where o.partner_id = $1`,
+      `select coalesce(sum(c.devices), 0)::int as n from organization_device_counts c join organizations o on o.id = c.org_id where o.partner_id = $1 and o.deleted_at is null`,
       [where.partnerId],
     );
   return rows[0]!.n;
 }
 
+/** Devices of a deleted organization are gone with it (SPEC: it is excluded from every query). */
+const LIVE_ORG = `join organizations o on o.id = d.org_id and o.deleted_at is null`;
+
 export async function findDevice(tx: Queryable, id: string, now: Date, forUpdate = false): Promise<DeviceRow | null> {
   const { rows } = await tx.query<DeviceRow>(
-    `select ${columns('$2')} from devices d where d.id = $1 and d.decommissioned_at is null${forUpdate ? ' for update' : ''}`,
+    `select ${columns('$2')} from devices d ${LIVE_ORG} where d.id = $1 and d.decommissioned_at is null${forUpdate ? ' for update of d' : ''}`,
     [id, now],
   );
   return rows[0] ?? null;
@@ -101,7 +107,7 @@ export async function findDevice(tx: Queryable, id: string, now: Date, forUpdate
 
 /** Where a live device is, read in system scope: tells "no such device" from "not yours". */
 export async function locateDevice(tx: Queryable, id: string): Promise<{ org_id: string } | null> {
-  const { rows } = await tx.query<{ org_id: string }>(`select org_id from devices where id = $1 and decommissioned_at is null`, [id]);
+  const { rows } = await tx.query<{ org_id: string }>(`select d.org_id from devices d ${LIVE_ORG} where d.id = $1 and d.decommissioned_at is null`, [id]);
   return rows[0] ?? null;
 }
 
@@ -115,13 +121,25 @@ export async function locateDevice(tx: Queryable, id: string): Promise<{ org_id:
  */
 export async function listDevices(
   tx: Queryable,
-  filter: { orgIds: readonly string[] | null; siteId?: string; status?: 'online' | 'offline'; search?: string; now: Date },
+  filter: {
+    orgIds: readonly string[] | null;
+    /**
+     * Leave out devices of deleted organizations. Only a system-scope caller needs it: any other
+     * caller's orgIds (its reach) hold live organizations only, and the hot list skips the join.
+     */
+    liveOrgsOnly: boolean;
+    siteId?: string;
+    status?: 'online' | 'offline';
+    search?: string;
+    now: Date;
+  },
   limit: number,
   offset: number,
   withTotal = true,
 ): Promise<{ rows: DeviceRow[]; total: number | null }> {
   const params: unknown[] = [filter.now];
   const where = ['d.decommissioned_at is null'];
+  if (filter.liveOrgsOnly) where.push(`exists (select 1 from organizations o where o.id = d.org_id and o.deleted_at is null)`);
   if (filter.orgIds) {
     params.push(filter.orgIds);
     where.push(`d.org_id in (select unnest($${params.length}::uuid[]))`);
@@ -142,13 +160,14 @@ export async function listDevices(
   const from = `from devices d where ${where.join(' and ')} and $1::timestamptz is not null`;
   // Without a site, status or search filter the total is the organizations' kept counts (migration 0011).
   const kept = filter.siteId === undefined && filter.status === undefined && filter.search === undefined;
+  const liveCounts = filter.liveOrgsOnly ? ` and exists (select 1 from organizations o where o.id = c.org_id and o.deleted_at is null)` : '';
   const count = !withTotal
     ? null
     : !kept
       ? `select count(*)::int ${from}`
       : filter.orgIds
-        ? `select coalesce(sum(c.devices), 0)::int from organization_device_counts c where c.org_id in (select unnest($2::uuid[])) and $1::timestamptz is not null`
-        : `select coalesce(sum(c.devices), 0)::int from organization_device_counts c where $1::timestamptz is not null`;
+        ? `select coalesce(sum(c.devices), 0)::int from organization_device_counts c where c.org_id in (select unnest($2::uuid[])) and $1::timestamptz is not null${liveCounts}`
+        : `select coalesce(sum(c.devices), 0)::int from organization_device_counts c where $1::timestamptz is not null${liveCounts}`;
   return queryPage<DeviceRow>(tx, {
     rows: `select ${columns('$1')} ${from} order by d.created_at desc, d.id desc limit $${params.length + 1} offset $${params.length + 2}`,
     count,

@@ -115,7 +115,7 @@ export function createDevicesService(deps: {
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
       const { rows, total } = await readTenant(db, caller.tenant, (tx) =>
-        devices.listDevices(tx, { orgIds, siteId: query.siteId, status: query.status, search: query.search, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
+        devices.listDevices(tx, { orgIds, liveOrgsOnly: caller.scope === 'system', siteId: query.siteId, status: query.status, search: query.search, now: new Date(deps.now()) }, page.limit, page.offset, page.withTotal),
       );
       return paginated(rows.map(deviceView), page, total);
     },

@@ -205,6 +205,36 @@ describe('enrollment and devices', () => {
     assert.equal((await call('orgAdminA')({ method: 'GET', url: `/api/v1/devices/${device.id}` })).json().lastSourceIp, '203.0.113.9');
   });
 
+  it('leaves a deleted organization’s devices out of every query, its agents and partner cap included', async () => {
+    const partner = await createPartner(t.db);
+    const [gone, kept] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)];
+    const hostname = `gone-${Date.now()}`;
+    const device = await createDevice(t.db, gone.id, { hostname });
+    const keptDevice = await createDevice(t.db, kept.id);
+    const system = call('system');
+    const page = async (query: string) => (await system({ method: 'GET', url: `/api/v1/devices?${query}` })).json();
+    assert.equal((await page(`orgId=${gone.id}`)).pagination.total, 1);
+    assert.equal((await system({ method: 'DELETE', url: `/api/v1/orgs/organizations/${gone.id}` })).statusCode, 200);
+
+    // SPEC: a deleted organization is excluded from every query, system scope's included.
+    for (const query of [`orgId=${gone.id}`, `search=${hostname}`, `orgId=${gone.id}&status=offline`]) {
+      const listed = await page(query);
+      assert.deepEqual([listed.data, listed.pagination.total], [[], 0], query);
+    }
+    assertProblem(await system({ method: 'GET', url: `/api/v1/devices/${device.id}` }), 404, 'NOT_FOUND');
+    assertProblem(await system({ method: 'GET', url: `/api/v1/devices/${device.id}/diagnostic-logs` }), 404, 'NOT_FOUND');
+    assertProblem(await system({ method: 'DELETE', url: `/api/v1/devices/${device.id}` }), 404, 'NOT_FOUND');
+    assertProblem(await heartbeat(device.agentId, device.authToken), 401, 'UNAUTHENTICATED');
+    assert.equal((await system({ method: 'GET', url: `/api/v1/devices/${keptDevice.id}` })).statusCode, 200);
+    assert.equal((await heartbeat(keptDevice.agentId, keptDevice.authToken)).statusCode, 200);
+
+    // The partner's cap counts the devices of its live organizations only.
+    await withTenant(t.db, SYSTEM_SCOPE, (tx) => tx.query(`update partners set max_devices = 2 where id = $1`, [partner.id]));
+    const key = (await system({ method: 'POST', url: '/api/v1/enrollment-keys', payload: { name: 'k', orgId: kept.id, maxUsage: 5 } })).json();
+    assert.equal((await enroll({ enrollmentKey: key.key })).statusCode, 201);
+    assertProblem(await enroll({ enrollmentKey: key.key }), 409, 'LIMIT_REACHED');
+  });
+
   it('serves devices to JWT and API-key callers in reach, moves and decommissions them', async () => {
     const device = await createDevice(t.db, orgA.id);
     const readKey = await createApiKey(t.db, orgA.id, { scopes: ['devices:read'] });
