@@ -55,9 +55,9 @@ export interface TransactionOptions {
   /** A statement run first, in the same round trip as BEGIN (the tenant scope's settings). */
   setup?: { text: string; params: unknown[] };
   /**
-   * The transaction only reads (PostgreSQL: BEGIN READ ONLY, so a write in it fails). Its answer is
-   * complete once its statements have answered, so its COMMIT is not waited for: it goes out with
-   * the connection's next write, or on its own at the next turn of the event loop. Ignored by PGlite.
+   * The transaction only reads. PostgreSQL: no BEGIN and no COMMIT; each statement goes out with
+   * the setup ahead of it and runs with it as one implicit transaction, read-only, so a write in it
+   * fails (postgres.ts poolRead). Ignored by PGlite.
    */
   readOnly?: boolean;
 }

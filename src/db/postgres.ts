@@ -251,7 +251,8 @@ async function poolRead<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, s
         // A prelude new to the connection is prepared by running it once on its own, ahead (pipelined).
         for (const p of preludes) {
           if (prepared.has(p.name)) continue;
-          client.query({ name: p.name, text: p.text, values: p.values }).catch(() => {}); // its failure fails the read that needs it
+          // Should it fail, so does the read behind it, and the next read prepares it again.
+          client.query({ name: p.name, text: p.text, values: p.values }).catch(() => prepared.delete(p.name));
           prepared.add(p.name);
         }
         answer = new Promise((resolve, reject) => {

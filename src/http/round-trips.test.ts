@@ -3,7 +3,8 @@
 // calling), and the round trips they make: the writes a request waits for an answer to. Each
 // statement is one, and so is each COMMIT waited for, but BEGIN and the tenant scope go out with a
 // transaction's first statement, a statement queued by queryLater (an audit entry) with the next
-// statement or the COMMIT, and a read-only transaction's COMMIT with the connection's next write.
+// statement or the COMMIT; a read-only transaction has neither BEGIN nor COMMIT (its scope goes with
+// each statement, one implicit transaction).
 // A change that adds a statement, a transaction or a round trip to a route fails here; one that
 // removes some fails too, so the table (and the README's copy) stays true.
 // ROUND_TRIPS_PRINT=1 prints the measured table as Markdown. The audit module's routes are left out.

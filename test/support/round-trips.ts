@@ -1,10 +1,10 @@
 // Counts what a request asks of the database: its transactions and the statements inside them.
 // Each statement is a round trip, and so is each COMMIT waited for (BEGIN and the tenant scope are
 // written with a transaction's first statement, a statement queued by queryLater with the next
-// statement or the COMMIT; a read-only transaction's COMMIT goes with the connection's next
-// write). Only work started inside `measure` is counted (AsyncLocalStorage), so the service's
-// timers (usage flushes, the sealer) never land in a request's figures; work a request leaves for
-// after its answer (a mail to send) is counted whole, waited for before the figures are read.
+// statement or the COMMIT; a read-only transaction has no COMMIT at all). Only work started
+// inside `measure` is counted (AsyncLocalStorage), so the service's timers (usage flushes, the
+// sealer) never land in a request's figures; work a request leaves for after its answer (a mail to
+// send) is counted whole, waited for before the figures are read.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from '../../src/db/database.js';
 
@@ -13,7 +13,7 @@ export interface RoundTrips {
   statements: number;
   /**
    * Statements, less those queued to go with the next write (queryLater), plus the COMMITs waited
-   * for: one per transaction that made a statement, unless it was read-only.
+   * for: one per transaction that made a statement, unless it was read-only (it has none).
    */
   roundTrips: number;
 }
