@@ -193,8 +193,12 @@ class ReadWithPreludes extends PgQueryClass {
 /** Per connection, the preludes it has prepared (always named: a read needs them). */
 const preludesOn = new WeakMap<pg.PoolClient, Set<string>>();
 
+const preludeNames = new Map<string, string>();
+
 function prelude(text: string, values: unknown[]): Prelude {
-  return { name: `p_${createHash('sha1').update(text).digest('base64url')}`, text, values: values.map(String) };
+  let name = preludeNames.get(text);
+  if (!name) preludeNames.set(text, (name = `p_${createHash('sha1').update(text).digest('base64url')}`));
+  return { name, text, values: values.map(String) };
 }
 const CUSTOM_PLANS = prelude(`select set_config('plan_cache_mode', 'force_custom_plan', true)`, []);
 
