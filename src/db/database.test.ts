@@ -249,30 +249,40 @@ describe('statements and round trips on PostgreSQL', { skip: !process.env.TEST_D
     assert.ok(count <= 256, `${count} statements prepared on one connection`);
   });
 
-  it('runs a read-only transaction read only, and leaves no connection idle in a transaction after it', async () => {
+  it('runs each statement of a read with its scope, read only, in a transaction that ends with it', async () => {
     await assert.rejects(
       readTenant(db, SYSTEM_SCOPE, (tx) => tx.query(`insert into partners (name, slug) values ('x', $1)`, [`ro-${randomUUID()}`])),
       /read-only transaction/,
     );
-    const scoped: TenantScope = { scope: 'organization', partnerId: randomUUID(), orgIds: [randomUUID()] };
-    const pid = await readTenant(db, scoped, async (tx) => (await tx.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid);
-    // The next transaction on the one connection writes the owed COMMIT ahead of its BEGIN: it
-    // starts afresh, not read only and without the scope of the one before.
-    const next = await db.transaction((tx) => tx.query<{ scope: string | null; ro: string; pid: number }>(
-      `select current_setting('app.scope', true) as scope, current_setting('transaction_read_only') as ro, pg_backend_pid() as pid`));
-    assert.deepEqual([next.rows[0]!.pid, next.rows[0]!.ro], [pid, 'off']);
-    assert.ok(!next.rows[0]!.scope, `scope left behind: ${next.rows[0]!.scope}`);
-    // With no transaction after it, the COMMIT goes out by itself.
+    const orgId = randomUUID();
+    const scoped: TenantScope = { scope: 'organization', partnerId: randomUUID(), orgIds: [orgId] };
+    const seen = `select current_setting('app.org_ids', true) as orgs, current_setting('transaction_read_only') as ro,
+      current_setting('plan_cache_mode') as plans, pg_backend_pid() as pid, now()::text as began`;
+    type Seen = { orgs: string; ro: string; plans: string; pid: number; began: string };
+    const [first, custom, last] = await readTenant(db, scoped, async (tx) => [
+      (await tx.query<Seen>(seen)).rows[0]!,
+      (await tx.query<Seen>(seen, [], { prepare: false })).rows[0]!,
+      (await tx.query<Seen>(seen)).rows[0]!,
+    ]);
+    // Every statement has the scope and is read only; the switch to custom plans is its statement's alone.
+    for (const row of [first, custom, last]) assert.deepEqual([row.orgs, row.ro], [`{${orgId}}`, 'on']);
+    assert.deepEqual([first.plans, custom.plans, last.plans], ['force_generic_plan', 'force_custom_plan', 'force_generic_plan']);
+    // Each statement is a transaction of its own (now() is the transaction's start).
+    assert.notEqual(first.began, last.began);
+    // A failed statement leaves nothing behind either: the next read on the one connection has its own scope.
+    await assert.rejects(readTenant(db, scoped, (tx) => tx.query('select 1/0')), /division by zero/);
+    const other: TenantScope = { scope: 'organization', partnerId: randomUUID(), orgIds: [randomUUID()] };
+    const again = await readTenant(db, other, async (tx) => (await tx.query<Seen>(seen)).rows[0]!);
+    assert.deepEqual([again.pid, again.orgs], [first.pid, `{${other.orgIds[0]}}`]);
+    // Outside a read the connection has no scope, writes, and is idle, not idle in a transaction.
+    const next = await db.transaction((tx) => tx.query<Seen>(seen));
+    assert.deepEqual([next.rows[0]!.pid, next.rows[0]!.ro, next.rows[0]!.orgs], [first.pid, 'off', '']);
     await readTenant(db, scoped, (tx) => tx.query('select 1'));
     const owner = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL! });
     await owner.connect();
     try {
-      let state = '';
-      for (let i = 0; i < 50 && state !== 'idle'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        state = (await owner.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [pid])).rows[0]?.state ?? '';
-      }
-      assert.equal(state, 'idle');
+      const { rows } = await owner.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [first.pid]);
+      assert.equal(rows[0]?.state, 'idle');
     } finally {
       await owner.end();
     }
