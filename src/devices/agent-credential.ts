@@ -1,7 +1,8 @@
 // The agent credential (SPEC "Authentication" 2, API.md §6): `Authorization: Bearer <authToken>`
 // on /agents/:id/…, where :id is the agentId. No device with that agent id → 404; a wrong token, or
-// the token of a decommissioned device or of a deleted organization's → 401. Tokens are 256-bit random, stored as SHA-256 and
-// compared in constant time. app.ts hands this authenticator to the auth plugin (http/auth.ts).
+// the token of a decommissioned device or of a deleted organization's → 401. Tokens are 256-bit
+// random, stored as SHA-256 and compared in constant time. app.ts hands this authenticator to the
+// auth plugin (http/auth.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { readTenant, SYSTEM_SCOPE } from '../db/tenant-scope.js';
