@@ -111,14 +111,24 @@ const MAX_PREPARED_PER_CONNECTION = 256;
 // Statement text to name, so a hot statement is hashed once per process, not once per call.
 const namesByText = new Map<string, string>();
 
-function statementName(client: pg.PoolClient, text: string): string | undefined {
+function nameOf(text: string): string {
   let name = namesByText.get(text);
   if (!name) {
     name = `s_${createHash('sha1').update(text).digest('base64url')}`;
     if (namesByText.size < 4096) namesByText.set(text, name);
   }
+  return name;
+}
+
+function preparedSet(client: pg.PoolClient): Set<string> {
   let prepared = preparedOn.get(client);
   if (!prepared) preparedOn.set(client, (prepared = new Set()));
+  return prepared;
+}
+
+function statementName(client: pg.PoolClient, text: string): string | undefined {
+  const name = nameOf(text);
+  const prepared = preparedSet(client);
   if (prepared.has(name)) return name;
   if (prepared.size >= MAX_PREPARED_PER_CONNECTION) return undefined;
   prepared.add(name);
@@ -190,15 +200,12 @@ class ReadWithPreludes extends PgQueryClass {
   }
 }
 
-/** Per connection, the preludes it has prepared (always named: a read needs them). */
-const preludesOn = new WeakMap<pg.PoolClient, Set<string>>();
-
-const preludeNames = new Map<string, string>();
-
+/**
+ * Named like any statement (the scope's is the one write transactions send too), and prepared
+ * whatever the connection's bound: a read cannot go without it.
+ */
 function prelude(text: string, values: unknown[]): Prelude {
-  let name = preludeNames.get(text);
-  if (!name) preludeNames.set(text, (name = `p_${createHash('sha1').update(text).digest('base64url')}`));
-  return { name, text, values: values.map(String) };
+  return { name: nameOf(text), text, values: values.map(String) };
 }
 const CUSTOM_PLANS = prelude(`select set_config('plan_cache_mode', 'force_custom_plan', true)`, []);
 
@@ -246,8 +253,7 @@ async function poolRead<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, s
       const config = {
         text, values: params ?? [], ...(custom ? {} : { name: statementName(client, text) }), ...(options?.rowMode ? { rowMode: options.rowMode } : {}),
       } as pg.QueryConfig;
-      let prepared = preludesOn.get(client);
-      if (!prepared) preludesOn.set(client, (prepared = new Set()));
+      const prepared = preparedSet(client);
       const socket = socketOf(client);
       socket?.cork();
       let answer: Promise<pg.QueryResult>;
