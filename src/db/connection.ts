@@ -57,8 +57,9 @@ export interface TransactionOptions {
   /**
    * The transaction only reads. PostgreSQL: no BEGIN and no COMMIT; each statement goes out with
    * the setup ahead of it and runs with it as one implicit transaction, read-only, so a write in it
-   * fails (postgres.ts poolRead). So a setting one statement makes (set_config, INDEX_ORDER_ONLY)
-   * does not reach the next: work that needs one runs in a transaction that is not read-only.
+   * fails (postgres-transactions.ts poolRead). So a setting one statement makes (set_config,
+   * INDEX_ORDER_ONLY) does not reach the next: work that needs one runs in a transaction that is
+   * not read-only.
    * Ignored by PGlite.
    */
   readOnly?: boolean;

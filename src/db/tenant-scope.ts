@@ -32,7 +32,7 @@ export function readTenant<T>(db: Database, scope: TenantScope, fn: (tx: Transac
 /**
  * The statement that sets the scope transaction-locally, and the role to switch to (null: the login
  * already is it). A prepared statement like any other: PostgreSQL sends it in BEGIN's write, ahead
- * of the transaction's first statement (postgres.ts).
+ * of the transaction's first statement (postgres-transactions.ts).
  */
 export function scopeStatement(role: string | null, scope: TenantScope): { text: string; params: unknown[] } {
   const orgIds = scope.scope === 'system' ? [] : scope.orgIds;
