@@ -1,5 +1,7 @@
 // Every error, ours or Fastify's, leaves as application/problem+json (API.md §2). Unexpected
 // errors are logged in full and answered with a bare 500: no stack, no SQL, no secret.
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, databaseUnavailable, invalidRequest, storageFull, toProblem, type ErrorCode } from '../errors.js';
@@ -87,6 +89,32 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
     .headers(error.headers)
     .type('application/problem+json')
     .send(toProblem(error, request.id));
+}
+
+// What Node's HTTP parser refuses, before any request exists (API.md §2 still applies).
+const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
+  HPE_HEADER_OVERFLOW: ['HEADERS_TOO_LARGE', 'The request headers are larger than the server accepts'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['REQUEST_TIMEOUT', 'The request was not received in time'],
+};
+
+/**
+ * Fastify's clientErrorHandler: a request Node's HTTP parser refused (a malformed request line or
+ * header, headers too large, a request too slow) is answered in problem details with a request id,
+ * like every other error, and the connection closed, since the stream's framing cannot be trusted.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, detail] = (err.code && CLIENT_ERRORS[err.code]) || ['VALIDATION_FAILED', 'The request is not valid HTTP/1.1'];
+  const requestId = randomUUID();
+  const error = new AppError(code, detail);
+  const body = JSON.stringify(toProblem(error, requestId));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${error.status} ${error.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 /** Fastify's router refuses some URLs (a broken escape, an over-long parameter) before any hook runs. */

@@ -2,6 +2,7 @@
 // OpenAPI, a database that goes away, the client-IP rule, pagination maths and log redaction.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Fastify from 'fastify';
 import { backends, testApp, type TestApp } from '../../test/support/app.js';
@@ -42,6 +43,40 @@ describe('HTTP foundation', () => {
     assertProblem(await login('[]'), 400, 'VALIDATION_FAILED');
     const typed = assertProblem(await login(JSON.stringify({ email: 1, password: 'x' })), 400, 'VALIDATION_FAILED');
     assert.deepEqual(typed.errors, [{ path: 'body.email', message: 'must be string' }]);
+  });
+
+  it('answers what the HTTP parser refuses in problem details, then closes the connection', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(address).port);
+    /** Sends raw bytes and reads everything until the server closes the connection. */
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (chunk) => (answer += chunk)).on('close', () => resolve(answer)).on('error', reject);
+      });
+    const parse = (answer: string) => {
+      const [head, body] = answer.split('\r\n\r\n');
+      const [statusLine, ...lines] = head!.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(body!) as Record<string, unknown> };
+    };
+    const malformed = parse(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n'));
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.headers['content-type'], 'application/problem+json');
+    assert.equal(malformed.headers.connection, 'close');
+    assert.match(malformed.headers['x-request-id']!, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(
+      { ...malformed.body, requestId: undefined },
+      { type: 'about:blank', title: 'Bad Request', status: 400, code: 'VALIDATION_FAILED', detail: 'The request is not valid HTTP/1.1', requestId: undefined, errors: [{ path: 'request', message: 'The request is not valid HTTP/1.1' }] },
+    );
+    assert.equal(malformed.body.requestId, malformed.headers['x-request-id']);
+    const oversized = parse(await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    assert.equal(oversized.status, 431);
+    assert.equal(oversized.body.code, 'HEADERS_TOO_LARGE');
+    assert.equal(oversized.headers['content-type'], 'application/problem+json');
+    // The server still answers well-formed requests on new connections.
+    assert.equal((await fetch(`${address}/healthz`)).status, 200);
   });
 
   it('serves health, readiness and the OpenAPI document', async () => {

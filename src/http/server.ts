@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AppError } from '../errors.js';
 import { DEFAULT_CONSOLE_DIR, installConsole } from './console.js';
-import { answerFrameworkError, installErrorHandling, type NotFoundFallback } from './error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandling, type NotFoundFallback } from './error-handler.js';
 import { installOpenApi } from './openapi.js';
 import { installRequestMeta } from './request-meta.js';
 import { checkJsonBody, checkUrlValues, createValidatorCompiler } from './validation.js';
@@ -91,6 +91,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     // SPEC writes list roots as `/` under a prefix: /api/v1/audit-logs and /api/v1/audit-logs/ are one route.
     routerOptions: { ignoreTrailingSlash: true },
     // Requests that arrive while shutting down get a problem body from the hook below instead.
