@@ -109,7 +109,7 @@ export async function updateSite(tx: Queryable, id: string, values: SiteValues):
     `update sites as s set ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')}
        from (select ${COLUMNS} from sites s join organizations o on o.id = s.org_id and o.deleted_at is null
               where s.id = $1 for update of s) b
-      where s.id = b.id
+      where s.id = $1 and s.id = b.id
       returning ${COLUMNS}, json_build_object('name', b.name, 'address', b.address, 'timezone', b.timezone, 'contact', b.contact, 'settings', b.settings) as before`,
     [id, ...params],
   );
