@@ -1,8 +1,10 @@
 // How a transaction goes to PostgreSQL on a pooled connection (postgres.ts opens the pools): every
 // statement prepared (named after its text) and pipelined, BEGIN and the tenant scope sent with the
-// first statement, an audit entry with the COMMIT; reads with no BEGIN or COMMIT at all, each
-// statement with its scope in one implicit transaction.
+// first statement and an audit entry with the COMMIT, under that statement's Sync (one answer per
+// write); reads with no BEGIN or COMMIT at all, each statement with its scope in one implicit
+// transaction.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { classify, runAfterCommit, type Transaction, type TransactionOptions } from './connection.js';
 
@@ -39,6 +41,9 @@ function statementName(client: pg.PoolClient, text: string): string | undefined 
   return name;
 }
 
+// pg's own mapping of a value to its wire text (dates, JSON, buffers, arrays), for preludes' values.
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
+
 /** The connection's socket, corked while one write's messages are queued (one syscall, one packet). */
 function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | null {
   const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
@@ -50,7 +55,7 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | nul
  * sending something of one's own is a Query (its pipeline mode refuses other submittables).
  */
 interface PgConnection {
-  bind(config: { statement: string; values: unknown[] }): void;
+  bind(config: { statement: string; values: unknown[]; valueMapper: (value: unknown) => unknown }): void;
   execute(config: { portal: string }): void;
 }
 interface PgQuery {
@@ -60,22 +65,25 @@ interface PgQuery {
 }
 const PgQueryClass = pg.Query as unknown as new (config: pg.QueryConfig, values: undefined, callback: (err: Error | null, result: pg.QueryResult) => void) => PgQuery;
 
-/** A statement prepared on a connection and run for its effect alone (the tenant scope, the plan mode). */
+/**
+ * A statement prepared on a connection and run for its effect alone, ahead of another under the
+ * same Sync: the tenant scope, the plan mode, a write's BEGIN, the audit entries queued for its COMMIT.
+ */
 interface Prelude {
   name: string;
   text: string;
-  /** Strings: Bind sends them as they are. */
-  values: string[];
+  values: unknown[];
 }
 
 /**
- * One statement of a read, with its preludes: Bind and Execute of each prelude, then the statement
- * as pg sends it (Parse when new, Bind, Describe, Execute), then one Sync. PostgreSQL runs what
- * comes before a Sync as one implicit transaction, so what a prelude sets transaction-locally (the
- * scope) holds for the statement and is gone with the Sync, committed or rolled back. The
- * preludes' answers come first and are dropped.
+ * A statement with its preludes: Bind and Execute of each prelude, then the statement as pg sends
+ * it (Parse when new, Bind, Describe, Execute), then one Sync, so PostgreSQL answers them all in one
+ * write. Outside a transaction block (a read) PostgreSQL runs what comes before a Sync as one
+ * implicit transaction, so what a prelude sets transaction-locally (the scope) holds for the
+ * statement and is gone with the Sync, committed or rolled back. The first to fail is the error,
+ * and nothing after it runs. The preludes' answers come first and are dropped.
  */
-class ReadWithPreludes extends PgQueryClass {
+class StatementWithPreludes extends PgQueryClass {
   readonly #preludes: readonly Prelude[];
   #answered = 0;
 
@@ -88,7 +96,7 @@ class ReadWithPreludes extends PgQueryClass {
 
   override prepare(connection: PgConnection): void {
     for (const prelude of this.#preludes) {
-      connection.bind({ statement: prelude.name, values: prelude.values });
+      connection.bind({ statement: prelude.name, values: prelude.values, valueMapper: prepareValue });
       connection.execute({ portal: '' });
     }
     super.prepare(connection);
@@ -102,6 +110,27 @@ class ReadWithPreludes extends PgQueryClass {
     if (this.#answered < this.#preludes.length) this.#answered++;
     else super.handleCommandComplete(message, connection);
   }
+
+  /** Whether the statement itself ran (after a failure: false when a prelude was the one that failed). */
+  get reachedStatement(): boolean {
+    return this.#answered === this.#preludes.length;
+  }
+}
+
+/** Sends `config` after `preludes` under one Sync; the promise is the statement's answer. */
+function sendWithPreludes(client: pg.PoolClient, config: pg.QueryConfig, preludes: readonly Prelude[]): { answer: Promise<pg.QueryResult>; query: StatementWithPreludes } {
+  let query!: StatementWithPreludes;
+  const answer = new Promise<pg.QueryResult>((resolve, reject) => {
+    query = new StatementWithPreludes(config, preludes, (err, result) => (err ? reject(err) : resolve(result)));
+    client.query(query as unknown as pg.QueryConfig);
+  });
+  return { answer, query };
+}
+
+/** Whether pg has seen `name` parsed with `text` on this connection: only then can it be a prelude, which is never parsed. */
+function parsedOn(client: pg.PoolClient, prelude: Prelude): boolean {
+  const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
+  return parsed[prelude.name] === prelude.text;
 }
 
 /**
@@ -109,9 +138,12 @@ class ReadWithPreludes extends PgQueryClass {
  * whatever the connection's bound: a read cannot go without it.
  */
 function prelude(text: string, values: unknown[]): Prelude {
-  return { name: nameOf(text), text, values: values.map(String) };
+  return { name: nameOf(text), text, values };
 }
 const CUSTOM_PLANS = prelude(`select set_config('plan_cache_mode', 'force_custom_plan', true)`, []);
+// A write transaction's ends, named so that, once prepared, they can go as preludes or with them.
+const BEGIN = prelude('BEGIN READ WRITE', []);
+const COMMIT: pg.QueryConfig = { name: nameOf('COMMIT'), text: 'COMMIT', values: [] };
 
 /** A connection checked out of `pool`, watched for dying while out. */
 async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(destroy?: boolean): void }> {
@@ -169,9 +201,7 @@ async function poolRead<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, s
           client.query({ name: p.name, text: p.text, values: p.values }).catch(() => prepared.delete(p.name));
           prepared.add(p.name);
         }
-        answer = new Promise((resolve, reject) => {
-          client.query(new ReadWithPreludes(config, preludes, (err, result) => (err ? reject(err) : resolve(result))) as unknown as pg.QueryConfig);
-        });
+        answer = sendWithPreludes(client, config, preludes).answer;
       } finally {
         socket?.uncork();
       }
@@ -216,34 +246,40 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
   const prepared = (text: string, values: unknown[], rowMode?: 'array'): pg.QueryConfig => ({
     name: statementName(client, text), text, values, ...(rowMode ? { rowMode } : {}),
   } as pg.QueryConfig);
-  const setup = options?.setup;
+  const setup = options?.setup && prelude(options.setup.text, options.setup.params);
   const committed: (() => void)[] = [];
   // Statements queued by queryLater, sent ahead of the next statement or the COMMIT.
   let later: pg.QueryConfig[] = [];
   let begun = false;
   let customPlans = false;
   /**
-   * One corked write: what goes ahead of `last` (BEGIN and the setup when the transaction has not
-   * begun, the switch to custom plans, the queued statements), then `last`. The caller awaits
-   * `ahead` in order before `last`: the first to fail is the error (a failed statement aborts what
-   * follows it).
+   * One write: what goes ahead of `last` (BEGIN and the setup when the transaction has not begun,
+   * the queued statements), then `last`. Once the connection has prepared all of what goes ahead,
+   * it goes as `last`'s preludes under one Sync (one answer to read, not one per statement);
+   * until then (a connection's first transactions), each is sent on its own, pipelined in the same
+   * corked write, which prepares it. The caller awaits `ahead` in order before `last`: the first to
+   * fail is the error (a failed statement aborts what follows it). `folded` is set when `last` went
+   * with preludes, to tell whether it ran.
    */
-  const write = (last: string | pg.QueryConfig, customPlansFirst = false) => {
+  const write = (last: pg.QueryConfig, customPlansFirst = false) => {
     const ahead: Promise<unknown>[] = [];
+    const preludes: Prelude[] = [...(begun ? [] : [BEGIN, ...(setup ? [setup] : [])]), ...later.map((q) => ({ name: q.name ?? '', text: q.text, values: q.values ?? [] }))];
+    begun = true;
+    later = [];
+    const switchPlans = customPlansFirst && !customPlans;
+    if (preludes.length > 0 && !switchPlans && preludes.every((p) => p.name && parsedOn(client, p))) {
+      const { answer, query } = sendWithPreludes(client, last, preludes);
+      answer.catch(() => {});
+      return { ahead, last: answer, folded: query };
+    }
     socket?.cork();
     try {
-      if (!begun) {
-        begun = true;
-        ahead.push(send('BEGIN READ WRITE'));
-        if (setup) ahead.push(send(prepared(setup.text, setup.params)));
-      }
-      for (const statement of later) ahead.push(send(statement));
-      later = [];
-      if (customPlansFirst && !customPlans) {
+      for (const p of preludes) ahead.push(send(p.name ? { name: p.name, text: p.text, values: p.values } as pg.QueryConfig : { text: p.text, values: p.values }));
+      if (switchPlans) {
         customPlans = true;
         ahead.push(send('set local plan_cache_mode = force_custom_plan'));
       }
-      return { ahead, last: send(last) as Promise<pg.QueryResult> };
+      return { ahead, last: send(last) as Promise<pg.QueryResult>, folded: null };
     } finally {
       socket?.uncork();
     }
@@ -266,16 +302,16 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
     },
     afterCommit: (cb) => committed.push(cb),
   };
-  // Once the COMMIT is sent the transaction ends with it, whatever fails: PostgreSQL answers the
-  // COMMIT of a failed transaction with ROLLBACK, and a COMMIT that fails rolls back itself. So
-  // there is nothing left to roll back.
-  let commitSent: Promise<unknown> | null = null;
+  // Once the COMMIT has run the transaction ends with it, whatever fails: PostgreSQL answers the
+  // COMMIT of a failed transaction with ROLLBACK, and a COMMIT that fails rolls back itself. A COMMIT
+  // sent behind queued statements does not run when one of them fails: then it is rolled back here.
+  let commitSent: { last: Promise<unknown>; folded: StatementWithPreludes | null } | null = null;
   try {
     const result = await fn(tx);
     // Queued statements go in the COMMIT's write.
     if (later.length > 0 || begun) {
-      const { ahead, last } = write('COMMIT');
-      commitSent = last;
+      const { ahead, last, folded } = write(COMMIT);
+      commitSent = { last, folded };
       for (const step of ahead) await step;
       await last;
     }
@@ -284,8 +320,8 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
     return result;
   } catch (err) {
     try {
-      if (commitSent) await commitSent.catch(() => {}); // answered: the transaction is over either way
-      else if (begun) await client.query('ROLLBACK');
+      if (commitSent) await commitSent.last.catch(() => {}); // answered
+      if (begun && !(commitSent && (!commitSent.folded || commitSent.folded.reachedStatement))) await client.query('ROLLBACK');
       release();
     } catch {
       release(true);
