@@ -110,7 +110,7 @@ app.patch<{ Params: { id: string }; Body: { name: string } }>('/bare-db-write/:i
 const RENAME = `update sites as s set name = $2
     from (select s.id, s.name, s.address, s.timezone, s.contact, s.settings from sites s
             join organizations o on o.id = s.org_id and o.deleted_at is null where s.id = $1 for update of s) b
-   where s.id = b.id
+   where s.id = $1 and s.id = b.id
    returning s.id, s.org_id, s.name, s.address, s.timezone, s.contact, s.settings, s.created_at, s.updated_at,
              json_build_object('name', b.name, 'address', b.address, 'timezone', b.timezone, 'contact', b.contact, 'settings', b.settings) as before`;
 const ENTRY = `insert into audit_entries (id, org_id, timestamp, actor_type, actor_id, actor_email, action, resource_type,
