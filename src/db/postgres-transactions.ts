@@ -127,10 +127,16 @@ function sendWithPreludes(client: pg.PoolClient, config: pg.QueryConfig, prelude
   return { answer, query };
 }
 
-/** Whether pg has seen `name` parsed with `text` on this connection: only then can it be a prelude, which is never parsed. */
-function parsedOn(client: pg.PoolClient, prelude: Prelude): boolean {
-  const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
-  return parsed[prelude.name] === prelude.text;
+/**
+ * Whether the connection has the prelude prepared, or its Parse already on the way ahead of what
+ * comes next (pg's own bookkeeping of named statements): only then can it go as a prelude, which
+ * is bound, never parsed.
+ */
+function connectionHas(client: pg.PoolClient, prelude: Prelude): boolean {
+  const { parsedStatements, submittedNamedStatements } = (client as unknown as {
+    connection: { parsedStatements: Record<string, string>; submittedNamedStatements: Record<string, string> };
+  }).connection;
+  return parsedStatements[prelude.name] === prelude.text || submittedNamedStatements[prelude.name] === prelude.text;
 }
 
 /**
@@ -173,7 +179,7 @@ async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
 /**
  * A transaction that only reads (TransactionOptions.readOnly), with no BEGIN and no COMMIT: each
  * statement goes out with the setup (the tenant scope) ahead of it and a Sync after both, one
- * implicit transaction (ReadWithPreludes), one write and one answer. Request connections are
+ * implicit transaction (StatementWithPreludes), one write and one answer. Request connections are
  * read-only by default (default_transaction_read_only; write transactions begin READ WRITE), so a
  * write in one fails. Its statements do not share a snapshot: under READ COMMITTED, the service's
  * level, the statements of one transaction never did. Nothing is left open on the connection.
@@ -189,18 +195,14 @@ async function poolRead<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>, s
       const config = {
         text, values: params ?? [], ...(custom ? {} : { name: statementName(client, text) }), ...(options?.rowMode ? { rowMode: options.rowMode } : {}),
       } as pg.QueryConfig;
-      const prepared = preparedSet(client);
       const socket = socketOf(client);
       socket?.cork();
       let answer: Promise<pg.QueryResult>;
       try {
-        // A prelude new to the connection is prepared by running it once on its own, ahead (pipelined).
-        for (const p of preludes) {
-          if (prepared.has(p.name)) continue;
-          // Should it fail, so does the read behind it, and the next read prepares it again.
-          client.query({ name: p.name, text: p.text, values: p.values }).catch(() => prepared.delete(p.name));
-          prepared.add(p.name);
-        }
+        // A prelude new to the connection is prepared by running it once on its own, ahead (pipelined;
+        // a read's preludes only set transaction-local settings). Should its Parse fail, so does the
+        // read behind it, and pg forgets the name, so the next read sends it again.
+        for (const p of preludes) if (!connectionHas(client, p)) client.query({ name: p.name, text: p.text, values: p.values }).catch(() => {});
         answer = sendWithPreludes(client, config, preludes).answer;
       } finally {
         socket?.uncork();
@@ -267,7 +269,7 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
     begun = true;
     later = [];
     const switchPlans = customPlansFirst && !customPlans;
-    if (preludes.length > 0 && !switchPlans && preludes.every((p) => p.name && parsedOn(client, p))) {
+    if (preludes.length > 0 && !switchPlans && preludes.every((p) => p.name && connectionHas(client, p))) {
       const { answer, query } = sendWithPreludes(client, last, preludes);
       answer.catch(() => {});
       return { ahead, last: answer, folded: query };
