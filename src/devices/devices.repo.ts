@@ -96,6 +96,8 @@ export async function countLiveDevices(tx: Queryable, where: { orgId: string } |
 
 /** Devices of a deleted organization are gone with it (SPEC: it is excluded from every query). */
 const LIVE_ORG = `join organizations o on o.id = d.org_id and o.deleted_at is null`;
+/** The same rule as a condition on a row's organization column (the list and its kept counts). */
+const liveOrgOf = (column: string) => `exists (select 1 from organizations o where o.id = ${column} and o.deleted_at is null)`;
 
 export async function findDevice(tx: Queryable, id: string, now: Date, forUpdate = false): Promise<DeviceRow | null> {
   const { rows } = await tx.query<DeviceRow>(
@@ -139,7 +141,7 @@ export async function listDevices(
 ): Promise<{ rows: DeviceRow[]; total: number | null }> {
   const params: unknown[] = [filter.now];
   const where = ['d.decommissioned_at is null'];
-  if (filter.liveOrgsOnly) where.push(`exists (select 1 from organizations o where o.id = d.org_id and o.deleted_at is null)`);
+  if (filter.liveOrgsOnly) where.push(liveOrgOf('d.org_id'));
   if (filter.orgIds) {
     params.push(filter.orgIds);
     where.push(`d.org_id in (select unnest($${params.length}::uuid[]))`);
@@ -160,7 +162,7 @@ export async function listDevices(
   const from = `from devices d where ${where.join(' and ')} and $1::timestamptz is not null`;
   // Without a site, status or search filter the total is the organizations' kept counts (migration 0011).
   const kept = filter.siteId === undefined && filter.status === undefined && filter.search === undefined;
-  const liveCounts = filter.liveOrgsOnly ? ` and exists (select 1 from organizations o where o.id = c.org_id and o.deleted_at is null)` : '';
+  const liveCounts = filter.liveOrgsOnly ? ` and ${liveOrgOf('c.org_id')}` : '';
   const count = !withTotal
     ? null
     : !kept
