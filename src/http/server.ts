@@ -3,12 +3,12 @@
 // Knows no domain module.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { pino } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AppError } from '../errors.js';
 import { DEFAULT_CONSOLE_DIR, installConsole } from './console.js';
 import { answerClientError, answerFrameworkError, installErrorHandling, type NotFoundFallback } from './error-handler.js';
 import { installOpenApi } from './openapi.js';
+import { stdoutLogDestination } from './log-destination.js';
 import { installRequestMeta } from './request-meta.js';
 import { checkJsonBody, checkUrlValues, createValidatorCompiler } from './validation.js';
 
@@ -81,9 +81,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     logger: {
       level: options.logLevel,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      // Buffered, asynchronous writes: a synchronous write per access-log line cost more than the
-      // rest of a cached request. pino flushes the buffer on exit.
-      stream: options.logStream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+      stream: options.logStream ?? stdoutLogDestination(),
       ...(options.logFields ? { mixin: mixinOf(options.logFields) } : {}),
     },
     logController: new AccessLog(options.onRequestCompleted),
