@@ -2,7 +2,7 @@
 // submissions", "Device log queries", API.md §4, §6).
 import { Type } from 'typebox';
 import { Paginated, PaginationQuery } from '../http/pagination.js';
-import { AgentParams, IdParams, Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
+import { AgentParams, IdParams, Nullable, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 
 export { AgentParams, IdParams };
 
@@ -41,7 +41,7 @@ const Message = Type.String({ maxLength: LIMITS.messageLength, description: `up 
 export const DiagnosticLogInput = Type.Object(
   {
     timestamp: AgentTimestamp('when the agent generated the entry (RFC 3339, with offset)'),
-    level: Type.Enum(DIAGNOSTIC_LEVELS),
+    level: StringEnum(DIAGNOSTIC_LEVELS),
     component: Type.String({ minLength: 1, maxLength: 100, description: 'subsystem, e.g. updater, heartbeat, ws' }),
     message: Message,
     fields: Type.Optional(Nullable(JsonObject(`structured metadata: at most ${LIMITS.jsonDepth} levels deep, ${LIMITS.jsonLength} characters as JSON`))),
@@ -60,8 +60,8 @@ export const DiagnosticLogsReceived = Type.Object({ received: Type.Integer({ des
 export const EventLogInput = Type.Object(
   {
     timestamp: AgentTimestamp('when the event occurred on the device (RFC 3339, with offset)'),
-    level: Type.Enum(EVENT_LEVELS),
-    category: Type.Enum(EVENT_CATEGORIES),
+    level: StringEnum(EVENT_LEVELS),
+    category: StringEnum(EVENT_CATEGORIES),
     source: Type.String({ minLength: 1, maxLength: 255 }),
     eventId: Type.Optional(Nullable(Type.String({ maxLength: 100, description: 'OS event identifier; absent, null or empty: never a duplicate' }))),
     message: Message,
@@ -94,8 +94,8 @@ export const DiagnosticLogQuery = Type.Object({
 
 export const EventLogQuery = Type.Object({
   ...PaginationQuery,
-  category: Type.Optional(Type.Enum(EVENT_CATEGORIES)),
-  level: Type.Optional(Type.Enum(EVENT_LEVELS)),
+  category: Type.Optional(StringEnum(EVENT_CATEGORIES)),
+  level: Type.Optional(StringEnum(EVENT_LEVELS)),
   source: Type.Optional(Type.String({ maxLength: 255, description: 'exact source' })),
   startDate: QueryTimestamp('events at or after this time'),
   endDate: QueryTimestamp('events at or before this time'),
@@ -108,7 +108,7 @@ export const DiagnosticLog = Type.Object({
   deviceId: Uuid,
   orgId: Uuid,
   timestamp: Timestamp,
-  level: Type.Enum(DIAGNOSTIC_LEVELS),
+  level: StringEnum(DIAGNOSTIC_LEVELS),
   component: Type.String(),
   message: Type.String(),
   fields: StoredJson,
@@ -121,8 +121,8 @@ export const EventLog = Type.Object({
   deviceId: Uuid,
   orgId: Uuid,
   timestamp: Timestamp,
-  level: Type.Enum(EVENT_LEVELS),
-  category: Type.Enum(EVENT_CATEGORIES),
+  level: StringEnum(EVENT_LEVELS),
+  category: StringEnum(EVENT_CATEGORIES),
   source: Type.String(),
   eventId: Nullable(Type.String()),
   message: Type.String(),

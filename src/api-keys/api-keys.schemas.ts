@@ -1,7 +1,7 @@
 // Request and response schemas of /api-keys (SPEC "API key", API.md §5).
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { IdParams, Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 
 export { IdParams };
 
@@ -9,9 +9,9 @@ export { IdParams };
 export const API_KEY_SCOPES = ['devices:read', 'devices:write', 'devices:execute', 'audit:read', 'audit:export', '*'] as const;
 
 const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S', description: '1-255 characters, not only spaces' });
-const Scopes = Type.Array(Type.Enum(API_KEY_SCOPES), { maxItems: API_KEY_SCOPES.length * 4, description: `any of ${API_KEY_SCOPES.join(', ')}; * satisfies every scope` });
+const Scopes = Type.Array(StringEnum(API_KEY_SCOPES), { maxItems: API_KEY_SCOPES.length * 4, description: `any of ${API_KEY_SCOPES.join(', ')}; * satisfies every scope` });
 const RateLimit = Type.Integer({ minimum: 1, maximum: 100_000, description: 'requests per sliding hour' });
-const Status = Type.Enum(['active', 'expired', 'revoked'] as const);
+const Status = StringEnum(['active', 'expired', 'revoked'] as const);
 
 export const ApiKey = Type.Object({
   id: Uuid,

@@ -3,14 +3,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../http/auth.js';
-import { Nullable } from '../http/common-schemas.js';
+import { Nullable, StringEnum } from '../http/common-schemas.js';
 import { CSV_COLUMNS, EXPORT_MAX_ROWS, type AuditExportService } from './export.service.js';
 import { AuditListQuery, LogEntry, OrgIdFilter } from './schemas.js';
 
 const filters = AuditListQuery.properties;
 
 export const ExportQuery = Type.Object({
-  format: Type.Optional(Type.Enum(['json', 'ndjson', 'csv'] as const, { description: 'Default json' })),
+  format: Type.Optional(StringEnum(['json', 'ndjson', 'csv'] as const, { description: 'Default json' })),
   user: filters.user,
   action: filters.action,
   resource: filters.resource,

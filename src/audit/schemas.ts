@@ -1,6 +1,6 @@
 // Request and response schemas of /audit-logs.
 import { Type, type Static } from 'typebox';
-import { IdParams, Nullable, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, Uuid, StringEnum } from '../http/common-schemas.js';
 import { PaginationQuery, Paginated, PaginationSchema } from '../http/pagination.js';
 import { AUDIT_ACTION_NAMES, AUDIT_CATEGORIES } from './actions.js';
 
@@ -29,8 +29,8 @@ export const AuditSearchQuery = Type.Object({
 // Named ($id) so the OpenAPI document holds them once as components and the console's generated
 // client gets the unions. Only responses use them: responses are not validated, so a stored action
 // outside the catalogue is still sent as it is; the `action` filters stay substrings.
-export const AuditActionSchema = Type.Enum(AUDIT_ACTION_NAMES, { $id: 'AuditAction', description: 'An audit action name from the catalogue' });
-export const AuditCategorySchema = Type.Enum(AUDIT_CATEGORIES, { $id: 'AuditCategory', description: 'SPEC category by action prefix' });
+export const AuditActionSchema = StringEnum(AUDIT_ACTION_NAMES, { $id: 'AuditAction', description: 'An audit action name from the catalogue' });
+export const AuditCategorySchema = StringEnum(AUDIT_CATEGORIES, { $id: 'AuditCategory', description: 'SPEC category by action prefix' });
 
 export const LogEntry = Type.Object({
   id: Uuid,
@@ -39,13 +39,13 @@ export const LogEntry = Type.Object({
   action: AuditActionSchema,
   resource: Type.Object({ type: Nullable(Type.String()), id: Nullable(Uuid), name: Nullable(Type.String()) }),
   category: AuditCategorySchema,
-  result: Type.Enum(['success', 'failure', 'denied'] as const),
+  result: StringEnum(['success', 'failure', 'denied'] as const),
   ipAddress: Nullable(Type.String()),
   userAgent: Nullable(Type.String()),
   details: Type.Object({}, { additionalProperties: true }),
   orgId: Nullable(Uuid),
   seq: Nullable(Type.Integer({ description: 'Position in the chain; null while pending (sealed within a second)' })),
-  actorType: Type.Enum(['user', 'api_key', 'agent', 'system'] as const),
+  actorType: StringEnum(['user', 'api_key', 'agent', 'system'] as const),
   actorId: Nullable(Uuid),
   actorEmail: Nullable(Type.String()),
   resourceType: Nullable(Type.String()),

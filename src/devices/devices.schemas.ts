@@ -2,11 +2,11 @@
 // heartbeat), API.md §6.
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { AgentParams, IdParams, Nullable, SearchFilter, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { AgentParams, IdParams, Nullable, SearchFilter, Success, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 
 export { AgentParams, IdParams, Success };
 
-const OsType = Type.Enum(['windows', 'macos', 'linux'] as const);
+const OsType = StringEnum(['windows', 'macos', 'linux'] as const);
 
 export const EnrollBody = Type.Object(
   {
@@ -54,7 +54,7 @@ export const Device = Type.Object({
   osVersion: Type.String(),
   architecture: Type.String(),
   agentVersion: Type.String(),
-  status: Type.Enum(['online', 'offline'] as const),
+  status: StringEnum(['online', 'offline'] as const),
   lastSeenAt: Nullable(Timestamp),
   lastSourceIp: Nullable(Type.String()),
   enrolledAt: Timestamp,
@@ -68,7 +68,7 @@ export const DeviceListQuery = Type.Object({
   ...PaginationQuery,
   orgId: Type.Optional(Uuid),
   siteId: Type.Optional(Uuid),
-  status: Type.Optional(Type.Enum(['online', 'offline'] as const)),
+  status: Type.Optional(StringEnum(['online', 'offline'] as const)),
   search: SearchFilter('hostname'),
 });
 

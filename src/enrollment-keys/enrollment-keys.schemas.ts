@@ -1,7 +1,7 @@
 // Request and response schemas of /enrollment-keys (SPEC "Enrollment key", API.md §5).
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, Success, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 
 export { IdParams, Success };
 
@@ -19,7 +19,7 @@ export const EnrollmentKey = Type.Object({
   expiresAt: Timestamp,
   createdBy: Nullable(Uuid),
   createdAt: Timestamp,
-  status: Type.Enum(['active', 'expired', 'exhausted'] as const, { description: 'derived: expired when expiresAt has passed, exhausted when usageCount has reached maxUsage' }),
+  status: StringEnum(['active', 'expired', 'exhausted'] as const, { description: 'derived: expired when expiresAt has passed, exhausted when usageCount has reached maxUsage' }),
 });
 
 export const EnrollmentKeyWithSecret = Type.Object({

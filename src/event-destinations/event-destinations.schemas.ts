@@ -1,14 +1,14 @@
 // Request and response schemas of /event-destinations (API.md §9).
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, Success, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 
 export { IdParams, Success };
 
 export const RESULTS = ['success', 'failure', 'denied'] as const;
 
 const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S', description: '1-255 characters, not only spaces' });
-const Kind = Type.Enum(['webhook', 'syslog'] as const);
+const Kind = StringEnum(['webhook', 'syslog'] as const);
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https:// (webhook; http:// only with OUTBOUND_ALLOW_PRIVATE), syslog+tls://host:port or syslog+tcp://host:port' });
 const ActionPattern = Type.String({
   minLength: 1,
@@ -19,7 +19,7 @@ const ActionPattern = Type.String({
 const Filter = Type.Object(
   {
     actions: Type.Optional(Type.Array(ActionPattern, { maxItems: 100, description: 'empty: every action' })),
-    results: Type.Optional(Type.Array(Type.Enum(RESULTS), { maxItems: 3, description: 'empty: every result' })),
+    results: Type.Optional(Type.Array(StringEnum(RESULTS), { maxItems: 3, description: 'empty: every result' })),
   },
   { additionalProperties: false },
 );
@@ -32,9 +32,9 @@ export const Destination = Type.Object({
   url: Type.String(),
   orgId: Nullable(Uuid),
   partnerId: Nullable(Uuid),
-  filter: Type.Object({ actions: Type.Array(Type.String()), results: Type.Array(Type.Enum(RESULTS)) }),
+  filter: Type.Object({ actions: Type.Array(Type.String()), results: Type.Array(StringEnum(RESULTS)) }),
   enabled: Type.Boolean(),
-  status: Type.Enum(['active', 'failing', 'disabled'] as const),
+  status: StringEnum(['active', 'failing', 'disabled'] as const),
   lastSuccessAt: Nullable(Timestamp),
   lastFailureAt: Nullable(Timestamp),
   lastError: Nullable(Type.String()),
@@ -101,7 +101,7 @@ export const Delivery = Type.Object({
   seq: Nullable(Type.Integer()),
   action: Type.String(),
   attempt: Type.Integer(),
-  outcome: Type.Enum(['delivered', 'failed'] as const),
+  outcome: StringEnum(['delivered', 'failed'] as const),
   responseStatus: Nullable(Type.Integer()),
   error: Nullable(Type.String()),
   durationMs: Type.Integer(),

@@ -1,9 +1,28 @@
 // Schema pieces every module's contract uses.
-import { Type, type TSchema } from 'typebox';
+import { Type, type TNull, type TSchema, type TSchemaOptions, type TUnion } from 'typebox';
 
 export const Uuid = Type.String({ format: 'uuid' });
 export const Timestamp = Type.String({ format: 'date-time' });
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * A string enum, typed `string`: fast-json-stringify writes an enum without a `type` through
+ * JSON.stringify, several times slower, and the OpenAPI document is more precise with it.
+ */
+export const StringEnum = <const Values extends string[]>(values: readonly [...Values], options?: TSchemaOptions) =>
+  Type.Enum(values, { ...options, type: 'string' });
+const PRIMITIVE_TYPES: ReadonlySet<unknown> = new Set(['string', 'integer', 'number', 'boolean']);
+/**
+ * `T | null`. A primitive schema becomes `type: [T, "null"]` rather than an `anyOf`:
+ * fast-json-stringify chooses an `anyOf` branch by running the validator on every value it writes
+ * (the uuid pattern for each id), and a refused value gets one error instead of one per branch.
+ * Objects, enums and constants stay a union.
+ */
+export function Nullable<T extends TSchema>(schema: T, options?: TSchemaOptions): TUnion<[T, TNull]> {
+  const s = schema as Record<string, unknown>;
+  if (PRIMITIVE_TYPES.has(s.type) && s.enum === undefined && s.const === undefined) {
+    return Type.Unsafe({ ...s, ...options, type: [s.type, 'null'] }) as unknown as TUnion<[T, TNull]>;
+  }
+  return Type.Union([schema, Type.Null()], options);
+}
 export const IdParams = Type.Object({ id: Uuid });
 export const Success = Type.Object({ success: Type.Literal(true) });
 /** The `:id` of /agents/:id/… routes: the agentId (64 hex characters; anything else is an unknown agent, 404). */

@@ -51,6 +51,26 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  // fast-json-stringify writes an untyped enum through JSON.stringify and picks an anyOf branch by
+  // running the validator on the value: every response paid for both on each such field.
+  it('types every string enum and makes nullable primitives type lists, not unions', () => {
+    const found: string[] = [];
+    const visit = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${at}/${i}`));
+      if (node === null || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string') && schema.type !== 'string') found.push(`untyped enum at ${at}`);
+      const branches = schema.anyOf as Record<string, unknown>[] | undefined;
+      if (branches?.length === 2 && branches.some((b) => b.type === 'null')) {
+        const other = branches.find((b) => b.type !== 'null')!;
+        if (['string', 'integer', 'number', 'boolean'].includes(String(other.type)) && other.enum === undefined) found.push(`nullable union at ${at}`);
+      }
+      for (const [key, value] of Object.entries(schema)) visit(value, `${at}/${key}`);
+    };
+    visit(doc, '#');
+    assert.deepEqual(found, []);
+  });
+
   it('names list roots without a trailing slash and has a servers entry', () => {
     for (const path of Object.keys(doc.paths)) assert.ok(!path.endsWith('/'), `${path} ends with a slash`);
     assert.ok((doc.servers ?? []).length > 0);

@@ -1,6 +1,7 @@
 // Page arithmetic and the list envelope of API.md §4: page below 1 becomes 1, limit is clamped
 // into 1..max, a non-integer is a validation error (the schema's job), and skipCount drops totals.
 import { Type, type TSchema } from 'typebox';
+import { Nullable } from './common-schemas.js';
 
 /**
  * A page number or page size as a query parameter: any safe integer, clamped by pageOf. Beyond
@@ -18,8 +19,8 @@ export const PaginationQuery = {
 export const PaginationSchema = Type.Object({
   page: Type.Integer(),
   limit: Type.Integer(),
-  total: Type.Union([Type.Integer(), Type.Null()]),
-  totalPages: Type.Union([Type.Integer(), Type.Null()]),
+  total: Nullable(Type.Integer()),
+  totalPages: Nullable(Type.Integer()),
 });
 
 export const Paginated = <T extends TSchema>(item: T) =>

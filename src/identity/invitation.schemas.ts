@@ -2,15 +2,15 @@
 // password reset (/auth/password/...): the contract of API.md §10.
 import { Type, type Static } from 'typebox';
 import { Paginated, PaginationQuery } from '../http/pagination.js';
-import { Nullable, Timestamp, Uuid } from '../http/common-schemas.js';
+import { Nullable, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 import { ROLES } from './permissions.js';
 
 const Email = Type.String({ format: 'email', maxLength: 255 });
 const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
-const Scope = Type.Enum(['system', 'partner', 'organization'] as const);
-const Role = Type.Enum(ROLES);
-const OrgAccess = Type.Enum(['all', 'selected', 'none'] as const);
+const Scope = StringEnum(['system', 'partner', 'organization'] as const);
+const Role = StringEnum(ROLES);
+const OrgAccess = StringEnum(['all', 'selected', 'none'] as const);
 /** A token from a mailed link (the part after `#token=`). */
 const LinkToken = Type.String({ minLength: 1, maxLength: 512, description: 'The token from the link in the e-mail' });
 

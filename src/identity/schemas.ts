@@ -3,16 +3,16 @@ import { Type, type Static } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
 import { ROLES, PERMISSIONS } from './permissions.js';
 
-import { IdParams, Nullable, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, Success, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 
 export { IdParams, Success };
 export const NullableUuid = Nullable(Uuid);
 const Email = Type.String({ format: 'email', maxLength: 255 });
 const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
-const Scope = Type.Enum(['system', 'partner', 'organization'] as const);
-const Role = Type.Enum(ROLES);
-const OrgAccess = Type.Enum(['all', 'selected', 'none'] as const);
+const Scope = StringEnum(['system', 'partner', 'organization'] as const);
+const Role = StringEnum(ROLES);
+const OrgAccess = StringEnum(['all', 'selected', 'none'] as const);
 
 
 // Who a user is: shared by /auth/me and the user resource.
@@ -29,7 +29,7 @@ const UserIdentity = {
 
 export const Me = Type.Object({
   ...UserIdentity,
-  permissions: Type.Array(Type.Enum(PERMISSIONS)),
+  permissions: Type.Array(StringEnum(PERMISSIONS)),
   mfaVerified: Type.Boolean(),
 });
 export type Me = Static<typeof Me>;
@@ -64,8 +64,8 @@ export const SessionItem = Type.Object({
   id: Uuid,
   createdAt: Timestamp,
   lastUsedAt: Type.String({ format: 'date-time', description: 'When the session last issued tokens: sign-in or refresh (a client refreshes every 15 minutes)' }),
-  ipAddress: Type.Union([Type.String(), Type.Null()]),
-  userAgent: Type.Union([Type.String(), Type.Null()]),
+  ipAddress: Nullable(Type.String()),
+  userAgent: Nullable(Type.String()),
   mfaVerified: Type.Boolean(),
   sso: Type.Boolean({ description: 'Signed in through the tenant\'s identity provider' }),
   current: Type.Boolean({ description: 'The session of the access token making this request' }),
@@ -78,7 +78,7 @@ export const RecoveryCodes = Type.Object({
 });
 export const RecoveryCodeStanding = Type.Object({
   remaining: Type.Integer({ description: 'Unused codes of the current set' }),
-  createdAt: Type.Union([Timestamp, Type.Null()], { description: 'When the current set was made; null when there is none' }),
+  createdAt: Nullable(Timestamp, { description: 'When the current set was made; null when there is none' }),
 });
 export const ChangePasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Password }, { additionalProperties: false });
 
@@ -96,7 +96,7 @@ export const User = Type.Object({
   ...UserIdentity,
   orgAccess: Type.Union([OrgAccess, Type.Null()], { description: 'Partner-scope users only' }),
   orgIds: Type.Array(Uuid, { description: 'Organizations reached when orgAccess is "selected"' }),
-  lastLoginAt: Type.Union([Timestamp, Type.Null()]),
+  lastLoginAt: Nullable(Timestamp),
   disabled: Type.Boolean({ description: 'A disabled user cannot sign in by any means; its sessions ended when it was disabled' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,

@@ -1,6 +1,6 @@
 // Schemas of the live event-log routes (SPEC "Live event log descriptor/entry", API.md §7).
 import { Type } from 'typebox';
-import { Nullable, Uuid } from '../http/common-schemas.js';
+import { Nullable, Uuid, StringEnum } from '../http/common-schemas.js';
 import { LIVE_LEVELS } from './protocol.js';
 
 export const Descriptor = Type.Object({
@@ -15,7 +15,7 @@ export const Descriptor = Type.Object({
 export const Entry = Type.Object({
   recordId: Type.Number(),
   timeCreated: Type.String(),
-  level: Type.Enum(LIVE_LEVELS),
+  level: StringEnum(LIVE_LEVELS),
   source: Type.String(),
   eventId: Type.Number(),
   message: Type.String(),
@@ -32,7 +32,7 @@ export const RecordParams = Type.Object({ deviceId: Uuid, name: Type.String({ mi
 export const EventsQuery = Type.Object({
   page: Type.Optional(Type.Integer({ description: 'from 1; smaller values count as 1' })),
   limit: Type.Optional(Type.Integer({ description: 'default 50, clamped into 1..500' })),
-  level: Type.Optional(Type.Enum(LIVE_LEVELS)),
+  level: Type.Optional(StringEnum(LIVE_LEVELS)),
   source: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   startTime: Type.Optional(Type.String({ format: 'date-time' })),
   endTime: Type.Optional(Type.String({ format: 'date-time' })),

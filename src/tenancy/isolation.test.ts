@@ -17,7 +17,7 @@ import {
 } from './isolation-expectations.js';
 
 type Json = Record<string, unknown>;
-type Schema = Json & { type?: string; properties?: Record<string, Schema>; required?: string[]; items?: Schema; anyOf?: Schema[]; enum?: unknown[] };
+type Schema = Json & { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema; anyOf?: Schema[]; enum?: unknown[] };
 interface Operation { parameters?: { in: string; name: string; required?: boolean }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }
 interface OpenApi { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } }
 
@@ -174,6 +174,7 @@ function sample(doc: OpenApi, schema: Schema, name: string, a: Targets): unknown
   const ref = schema.$ref as string | undefined;
   if (ref) return sample(doc, doc.components!.schemas![ref.replace('#/components/schemas/', '')]!, name, a);
   if (schema.anyOf) return sample(doc, schema.anyOf.find((s) => s.type !== 'null')!, name, a);
+  if (Array.isArray(schema.type)) return sample(doc, { ...schema, type: schema.type.find((t) => t !== 'null') }, name, a);
   if ('const' in schema) return schema.const;
   if (schema.enum) return schema.enum[0];
   switch (schema.type) {

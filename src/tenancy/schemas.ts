@@ -1,7 +1,7 @@
 // Request and response schemas of /orgs/partners (SPEC "Partner", "Partner settings").
 import { Type } from 'typebox';
 import { PaginationQuery, Paginated } from '../http/pagination.js';
-import { IdParams, Nullable, SearchFilter, Success, Timestamp, Uuid } from '../http/common-schemas.js';
+import { IdParams, Nullable, SearchFilter, Success, Timestamp, Uuid, StringEnum } from '../http/common-schemas.js';
 import { SsoConfigInput, SsoConfigView } from '../identity/sso/sso.schemas.js';
 
 export { IdParams, Success };
@@ -10,9 +10,9 @@ const Json = Type.Object({}, { additionalProperties: true });
 
 export const Slug = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', description: 'lowercase letters and digits in dash-separated words' });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
-const PartnerType = Type.Enum(['msp', 'enterprise', 'internal'] as const);
-const Plan = Type.Enum(['free', 'starter', 'community', 'pro', 'enterprise', 'unlimited'] as const);
-const PartnerStatus = Type.Enum(['pending', 'active', 'suspended', 'churned'] as const);
+const PartnerType = StringEnum(['msp', 'enterprise', 'internal'] as const);
+const Plan = StringEnum(['free', 'starter', 'community', 'pro', 'enterprise', 'unlimited'] as const);
+const PartnerStatus = StringEnum(['pending', 'active', 'suspended', 'churned'] as const);
 const Cap = Nullable(Type.Integer({ minimum: 0, maximum: 10_000_000 }));
 const Email = Type.String({ format: 'email', maxLength: 255 });
 const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, 24-hour' });
@@ -23,13 +23,13 @@ const DAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'
 export const PartnerSettingsInput = Type.Object(
   {
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone name' })),
-    dateFormat: Type.Optional(Type.Enum(['MM/DD/YYYY', 'DD/MM/YYYY', 'YYYY-MM-DD'] as const)),
-    timeFormat: Type.Optional(Type.Enum(['12h', '24h'] as const)),
-    language: Type.Optional(Type.Enum(['en'] as const)),
+    dateFormat: Type.Optional(StringEnum(['MM/DD/YYYY', 'DD/MM/YYYY', 'YYYY-MM-DD'] as const)),
+    timeFormat: Type.Optional(StringEnum(['12h', '24h'] as const)),
+    language: Type.Optional(StringEnum(['en'] as const)),
     businessHours: Type.Optional(
       Type.Object(
         {
-          preset: Type.Optional(Type.Enum(['24/7', 'business', 'extended', 'custom'] as const)),
+          preset: Type.Optional(StringEnum(['24/7', 'business', 'extended', 'custom'] as const)),
           custom: Type.Optional(Type.Object(Object.fromEntries(DAYS.map((d) => [d, Type.Optional(Day)])), { additionalProperties: false })),
         },
         { additionalProperties: false },
@@ -94,8 +94,8 @@ export const ListQuery = Type.Object({ ...PaginationQuery });
 
 // --- organizations ------------------------------------------------------------------------------
 
-const OrgType = Type.Enum(['customer', 'internal'] as const);
-const OrgStatus = Type.Enum(['active', 'suspended', 'trial', 'churned'] as const);
+const OrgType = StringEnum(['customer', 'internal'] as const);
+const OrgStatus = StringEnum(['active', 'suspended', 'trial', 'churned'] as const);
 
 export const Organization = Type.Object({
   id: Uuid,

@@ -3,6 +3,7 @@
 import net from 'node:net';
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
+import { Nullable, StringEnum } from '../../http/common-schemas.js';
 import { invalidRequest } from '../../errors.js';
 import { ROLES, roleCovers, type Role } from '../permissions.js';
 import type { SsoConfigInput, SsoConfigView } from './sso.schemas.js';
@@ -22,15 +23,15 @@ export interface StoredSsoConfig {
   trustIdpMfa: boolean;
 }
 
-const RoleSchema = Type.Enum(ROLES);
+const RoleSchema = StringEnum(ROLES);
 const StoredShape = Type.Object({
   enabled: Type.Boolean(),
   issuer: Type.String(),
   clientId: Type.String(),
-  clientSecretSealed: Type.Union([Type.String(), Type.Null()]),
+  clientSecretSealed: Nullable(Type.String()),
   emailDomains: Type.Array(Type.String()),
   defaultRole: RoleSchema,
-  roleClaim: Type.Union([Type.String(), Type.Null()]),
+  roleClaim: Nullable(Type.String()),
   roleMapping: Type.Record(Type.String(), RoleSchema),
   jitProvisioning: Type.Boolean(),
   enforce: Type.Boolean(),

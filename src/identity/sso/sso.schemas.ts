@@ -1,11 +1,11 @@
 // The ssoConfig of partners and organizations (API.md §10) as clients write and read it, and the
 // bodies of /auth/sso. The client secret is write-only: reads say only whether one is stored.
 import { Type, type Static } from 'typebox';
-import { Nullable } from '../../http/common-schemas.js';
+import { Nullable, StringEnum } from '../../http/common-schemas.js';
 import { ROLES } from '../permissions.js';
 import { MfaChallenge, SessionTokens } from '../schemas.js';
 
-const Role = Type.Enum(ROLES);
+const Role = StringEnum(ROLES);
 
 /** A DNS name of at least two labels (IDNs in their xn-- form); compared case-insensitively. */
 export const DOMAIN_PATTERN = '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])$';
@@ -28,7 +28,7 @@ const common = {
     description: 'E-mail domains signed in through this provider (lowercased). A domain can be claimed by one enabled configuration only: '
       + 'enabling one that another tenant’s enabled configuration holds is 409 CONFLICT. An ID token whose e-mail is outside them fails.',
   }),
-  defaultRole: Type.Enum(ROLES, { description: 'The role of a just-in-time provisioned user when no roleMapping entry applies' }),
+  defaultRole: StringEnum(ROLES, { description: 'The role of a just-in-time provisioned user when no roleMapping entry applies' }),
 };
 
 /**
