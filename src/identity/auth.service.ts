@@ -71,6 +71,15 @@ export interface SignInObserver {
   throttled(by: Refusal['by']): void;
 }
 
+// A role's permissions are one shared Set: sort each once, not on every /auth/me.
+const sortedPermissions = new WeakMap<ReadonlySet<string>, Permission[]>();
+
+function sortedPermissionsOf(permissions: ReadonlySet<string>): Permission[] {
+  let sorted = sortedPermissions.get(permissions);
+  if (!sorted) sortedPermissions.set(permissions, (sorted = [...permissions].sort() as Permission[]));
+  return sorted.slice();
+}
+
 export function meOf(caller: Caller): Me {
   return {
     id: caller.id,
@@ -80,7 +89,7 @@ export function meOf(caller: Caller): Me {
     partnerId: caller.partnerId,
     orgId: caller.orgId,
     role: caller.role as Role,
-    permissions: [...caller.permissions].sort() as Permission[],
+    permissions: sortedPermissionsOf(caller.permissions),
     mfaEnabled: caller.mfaEnabled,
     mfaVerified: caller.mfaVerified,
   };

@@ -53,31 +53,44 @@ export interface CallerResolver {
   announceChange(reason: string): void;
 }
 
+/**
+ * A session's record and the Caller built from it. The Caller is immutable and shared by the
+ * session's requests until the entry expires: building it (a Set, a closure, the tenant scope)
+ * on every request cost more than the cache lookup.
+ */
+interface CachedSession {
+  record: CallerRecord;
+  expiresAt: number;
+  caller: Caller | null;
+}
+
 export function createCallerResolver(deps: { db: Database; tokens: TokenService; bus: InvalidationBus; now: () => number }): CallerResolver {
-  const cache = new Map<string, { record: CallerRecord; expiresAt: number }>();
+  const cache = new Map<string, CachedSession>();
   deps.bus.subscribe(IDENTITY_CHANGED, () => cache.clear());
 
-  async function record(sessionId: string): Promise<CallerRecord | null> {
+  async function session(sessionId: string): Promise<CachedSession | null> {
     const now = deps.now();
     const hit = cache.get(sessionId);
-    if (hit && hit.expiresAt > now) return hit.record;
+    if (hit && hit.expiresAt > now) return hit;
     const fresh = await withTenant(deps.db, SYSTEM_SCOPE, (tx) => loadCallerRecord(tx, sessionId));
-    if (fresh) {
-      if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!);
-      cache.set(sessionId, { record: fresh, expiresAt: now + CACHE_TTL_MS });
-    }
-    return fresh;
+    if (!fresh) return null;
+    if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+    const entry = { record: fresh, expiresAt: now + CACHE_TTL_MS, caller: null };
+    cache.set(sessionId, entry);
+    return entry;
   }
 
   return {
     async authenticateJwt(token) {
       const claims = await deps.tokens.verifyAccess(token);
-      const found = await record(claims.sessionId);
+      const found = await session(claims.sessionId);
       const now = deps.now();
-      if (!found || found.id !== claims.userId || found.session_revoked_at !== null || found.session_expires_at.getTime() <= now) {
+      if (!found || found.record.id !== claims.userId || found.record.session_revoked_at !== null || found.record.session_expires_at.getTime() <= now) {
         throw accessTokenInvalid();
       }
-      return callerFromRecord(found, claims.sessionId, claims.mfaVerified);
+      // A session's tokens all carry the same MFA claim; rebuild should one ever differ.
+      if (found.caller?.mfaVerified !== claims.mfaVerified) found.caller = callerFromRecord(found.record, claims.sessionId, claims.mfaVerified);
+      return found.caller;
     },
     announceChange(reason) {
       deps.bus.publish(IDENTITY_CHANGED, reason);
