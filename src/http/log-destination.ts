@@ -26,7 +26,12 @@ function createStdoutDestination(): LogDestination {
     if (lines.length === 0) return;
     const batch = lines.join('');
     lines = [];
-    out.write(batch);
+    try {
+      out.write(batch);
+    } catch {
+      // sonic-boom throws once destroyed (stdout closed): nothing can be written any more, and a
+      // log line must not end the process from a timer.
+    }
   };
   // Ahead of every other exit listener: sonic-boom writes its buffer out synchronously in its own.
   process.prependListener('exit', handOver);
