@@ -252,8 +252,9 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
   const prepared = (text: string, values: unknown[], rowMode?: 'array'): pg.QueryConfig => ({ name: statementName(client, text), text, values, rowMode }) as pg.QueryConfig;
   const setup = options?.setup && prelude(options.setup.text, options.setup.params);
   const committed: (() => void)[] = [];
-  // Statements queued by queryLater, sent ahead of the next statement or the COMMIT.
-  let later: pg.QueryConfig[] = [];
+  // Statements queued by queryLater, sent ahead of the next statement or the COMMIT (unnamed past
+  // the connection's bound of prepared statements).
+  let later: Prelude[] = [];
   let begun = false;
   let customPlans = false;
   /**
@@ -267,7 +268,7 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
    */
   const write = (last: pg.QueryConfig, customPlansFirst = false) => {
     const ahead: Promise<unknown>[] = [];
-    const preludes: Prelude[] = [...(begun ? [] : [BEGIN, ...(setup ? [setup] : [])]), ...later.map((q) => ({ name: q.name ?? '', text: q.text, values: q.values ?? [] }))];
+    const preludes = begun ? later : setup ? [BEGIN, setup, ...later] : [BEGIN, ...later];
     begun = true;
     later = [];
     const switchPlans = customPlansFirst && !customPlans;
@@ -302,7 +303,7 @@ export async function poolTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) =>
       return { rows, rowCount: rowCount ?? 0 };
     },
     queryLater(text, params) {
-      later.push(prepared(text, (params ?? []) as unknown[]));
+      later.push({ name: statementName(client, text) ?? '', text, values: params ?? [] });
     },
     afterCommit: (cb) => committed.push(cb),
   };
