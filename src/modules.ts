@@ -143,7 +143,7 @@ export async function buildModules({ config, db, bus, rateLimits, relay: sharedR
       checkpoints,
       retention,
       partners: createPartnersService({ db, recordAudit, announceChange: callers.announceChange, ssoConfigs }),
-      organizations: createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange, ssoConfigs }),
+      organizations: createOrganizationsService({ db, recordAudit, announceChange: callers.announceChange, ssoConfigs, onDeleted: (orgId) => void gateway.disconnectOrganization(orgId) }),
       sites,
       apiKeys: createApiKeysService({ db, recordAudit, keyChanged: apiKeyAuth.keyChanged, now }),
       enrollmentKeys,

@@ -15,7 +15,7 @@ export function agentSocketRoutes(deps: { gateway: AgentGateway }): FastifyPlugi
       schema: { operationId: 'connectAgentSocket', tags: ['agents'], summary: 'The agent’s WebSocket (live queries); authenticated before the upgrade', params: AgentParams },
     }, (socket, request) => {
       const device = agentOf(request);
-      deps.gateway.attach({ deviceId: device.deviceId, agentId: device.agentId }, socket);
+      deps.gateway.attach({ deviceId: device.deviceId, agentId: device.agentId, orgId: device.orgId }, socket);
     });
   };
 }

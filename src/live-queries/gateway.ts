@@ -3,17 +3,18 @@
 // API.md §2 errors; a timeout is never an empty success. Late replies find no pending command and
 // are dropped. A socket that closes fails its pending commands at once. With Redis, a command for
 // a device connected to another instance is relayed there (relay.ts), and so is the closing of a
-// decommissioned device's socket.
+// decommissioned device's socket, or of a deleted organization's agents' sockets.
 import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { AppError, agentTimeout } from '../errors.js';
 import type { CommandMessage, CommandPayload, CommandResultMessage } from './protocol.js';
 import { checkResult } from './results.js';
-import type { Relay } from './relay.js';
+import type { DisconnectTarget, Relay } from './relay.js';
 
 export interface ConnectedAgent {
   deviceId: string;
   agentId: string;
+  orgId: string;
 }
 
 interface Pending {
@@ -37,12 +38,15 @@ export interface AgentGateway {
   execute(deviceId: string, command: CommandPayload): Promise<unknown>;
   /** Closes the device's socket (4001), here or on the instance holding it: for a decommissioned device. Never rejects. */
   disconnect(deviceId: string): Promise<void>;
+  /** Closes the sockets of the organization's agents (4001) on every instance: for a deleted organization. Never rejects. */
+  disconnectOrganization(orgId: string): Promise<void>;
   connectedCount(): number;
   close(): Promise<void>;
 }
 
 const PING_INTERVAL_MS = 30_000;
-const DECOMMISSIONED_CLOSE_CODE = 4001;
+/** The agent's credential no longer works: its device was decommissioned or its organization deleted. */
+const CREDENTIAL_VOID_CLOSE_CODE = 4001;
 
 export function createAgentGateway(deps: {
   timeoutMs: number;
@@ -135,13 +139,26 @@ export function createAgentGateway(deps: {
     return deps.relay.forward(deviceId, command, deps.timeoutMs);
   }
 
-  /** Closes the local socket, if this instance holds it; true when it did. */
-  function disconnectLocal(deviceId: string): boolean {
-    const local = connections.get(deviceId);
-    if (!local) return false;
-    local.socket.close(DECOMMISSIONED_CLOSE_CODE, 'device decommissioned');
-    detach(local, 'device decommissioned');
-    return true;
+  function closeVoid(connection: Connection, reason: string) {
+    connection.socket.close(CREDENTIAL_VOID_CLOSE_CODE, reason);
+    detach(connection, reason);
+  }
+
+  /** Closes the target's sockets this instance holds; true when it held one. */
+  function disconnectLocal(target: DisconnectTarget): boolean {
+    if ('deviceId' in target) {
+      const local = connections.get(target.deviceId);
+      if (!local) return false;
+      closeVoid(local, 'device decommissioned');
+      return true;
+    }
+    let held = false;
+    for (const connection of [...connections.values()]) {
+      if (connection.agent.orgId !== target.orgId) continue;
+      closeVoid(connection, 'organization deleted');
+      held = true;
+    }
+    return held;
   }
 
   // Commands and disconnects relayed from other instances run here like local ones.
@@ -173,7 +190,11 @@ export function createAgentGateway(deps: {
     },
     execute,
     async disconnect(deviceId) {
-      if (!disconnectLocal(deviceId)) await deps.relay.disconnect(deviceId);
+      if (!disconnectLocal({ deviceId })) await deps.relay.disconnect(deviceId);
+    },
+    async disconnectOrganization(orgId) {
+      disconnectLocal({ orgId });
+      await deps.relay.disconnectOrganization(orgId);
     },
     connectedCount: () => connections.size,
     async close() {

@@ -1,7 +1,8 @@
 // Live event-log queries through a real socket: the agent socket's authentication, every outcome
 // of API.md §2/§7 (answered, not_found, agent failure, bad reply, timeout, offline, disconnect),
 // parameters validated and forwarded, tenant checks before anything is sent, one socket per agent,
-// malformed frames, the audit entry, and (with Redis) a device reached through another instance.
+// malformed frames, the audit entry, sockets closed by a decommission or an organization's deletion,
+// and (with Redis) a device reached and sockets closed through another instance.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -195,6 +196,24 @@ describe('live event-log queries', () => {
     await assert.rejects(connectAgent(host, device.agentId, device.authToken, honest), /HTTP 401/);
     assertProblem(await get(`/api/v1/devices/${device.id}/live/eventlogs`), 404, 'NOT_FOUND');
   });
+
+  it('closes the sockets of a deleted organization’s agents at once, and only those', async () => {
+    const partner = await createPartner(t.db);
+    const [doomed, kept] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)];
+    const admin = await login(t.app, await createUser(t.db, { scope: 'partner', partnerId: partner.id }));
+    const devices = [await createDevice(t.db, doomed.id), await createDevice(t.db, doomed.id)];
+    const sockets = await Promise.all(devices.map((device) => connectAgent(host, device.agentId, device.authToken, honest)));
+    const survivor = await createDevice(t.db, kept.id);
+    const survivorSocket = await connectAgent(host, survivor.agentId, survivor.authToken, honest);
+    const socketsClosed = sockets.map((socket) => closedWithin(socket, 2000));
+    for (const socketClosed of socketsClosed) socketClosed.catch(() => {}); // awaited below
+    assert.deepEqual((await as(t.app, admin)({ method: 'DELETE', url: `/api/v1/orgs/organizations/${doomed.id}` })).json(), { success: true });
+    for (const socketClosed of socketsClosed) assert.deepEqual(await socketClosed, { code: 4001, reason: 'organization deleted' });
+    await assert.rejects(connectAgent(host, devices[0]!.agentId, devices[0]!.authToken, honest), /HTTP 401/);
+    assert.equal(survivorSocket.readyState, WebSocket.OPEN);
+    assert.equal((await as(t.app, admin)({ method: 'GET', url: `/api/v1/devices/${survivor.id}/live/eventlogs` })).statusCode, 200);
+    survivorSocket.close();
+  });
 });
 
 const redisUrl = await testRedisUrl();
@@ -241,6 +260,30 @@ describe('live queries across instances (Redis)', { skip: redisUrl === null ? 'R
       assert.deepEqual((await decommission(a.app, admin, device.id)).json(), { success: true });
       assert.deepEqual(await socketClosed, { code: 4001, reason: 'device decommissioned' });
       for (const host of [hostA, hostB]) await assert.rejects(connectAgent(host, device.agentId, device.authToken, honest), /HTTP 401/);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
+  it('closes a deleted organization’s agent sockets on every instance', async () => {
+    const a = await testApp({ env: { REDIS_URL: redisUrl! } });
+    const b = await testApp({ env: { REDIS_URL: redisUrl! }, db: a.db });
+    try {
+      const [hostA, hostB] = [await listen(a), await listen(b)];
+      const partner = await createPartner(a.db);
+      const [doomed, kept] = [await createOrg(a.db, partner.id), await createOrg(a.db, partner.id)];
+      const admin = await login(a.app, await createUser(a.db, { scope: 'partner', partnerId: partner.id }));
+      const [onA, onB, survivor] = [await createDevice(a.db, doomed.id), await createDevice(a.db, doomed.id), await createDevice(a.db, kept.id)];
+      const sockets = [await connectAgent(hostA, onA.agentId, onA.authToken, honest), await connectAgent(hostB, onB.agentId, onB.authToken, honest)];
+      const survivorSocket = await connectAgent(hostB, survivor.agentId, survivor.authToken, honest);
+      const socketsClosed = sockets.map((socket) => closedWithin(socket, 2000));
+      for (const socketClosed of socketsClosed) socketClosed.catch(() => {}); // awaited below
+      assert.deepEqual((await as(a.app, admin)({ method: 'DELETE', url: `/api/v1/orgs/organizations/${doomed.id}` })).json(), { success: true });
+      for (const socketClosed of socketsClosed) assert.deepEqual(await socketClosed, { code: 4001, reason: 'organization deleted' });
+      await new Promise((resolve) => setTimeout(resolve, 100)); // a stray close would have landed by now
+      assert.equal(survivorSocket.readyState, WebSocket.OPEN);
+      survivorSocket.close();
     } finally {
       await b.close();
       await a.close();

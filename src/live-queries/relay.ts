@@ -2,7 +2,8 @@
 // connected device (expiring, so a crashed instance's devices go offline within a minute) and
 // listens on its own request channel; an instance that receives a query for a device held
 // elsewhere publishes it to the holder and waits for the reply on its own reply channel. A
-// decommissioned device's socket is closed the same way: on the holder, told over its request channel.
+// decommissioned device's socket is closed the same way: on the holder, told over its request channel;
+// a deleted organization's sockets, wherever they are, by one message every instance hears.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AppError, ERROR_CATALOGUE, type ErrorCode, agentTimeout } from '../errors.js';
@@ -11,7 +12,9 @@ import type { CommandPayload } from './protocol.js';
 import { liveOutcome, type LiveOutcome } from './outcomes.js';
 
 export type RelayHandler = (deviceId: string, command: CommandPayload) => Promise<unknown>;
-export type DisconnectHandler = (deviceId: string) => void;
+/** Whose sockets to close: one device's, or every agent's of an organization. */
+export type DisconnectTarget = { deviceId: string } | { orgId: string };
+export type DisconnectHandler = (target: DisconnectTarget) => void;
 
 export interface Relay {
   announce(deviceId: string): void;
@@ -21,6 +24,8 @@ export interface Relay {
   serve(handler: RelayHandler): void;
   /** Asks the instance holding the device's socket to close it; nothing when no other instance does. */
   disconnect(deviceId: string): Promise<void>;
+  /** Asks every other instance to close the sockets of the organization's agents. */
+  disconnectOrganization(orgId: string): Promise<void>;
   serveDisconnect(handler: DisconnectHandler): void;
   close(): Promise<void>;
 }
@@ -58,6 +63,7 @@ export function createLocalRelay(): Relay {
     },
     serve: () => {},
     disconnect: async () => {},
+    disconnectOrganization: async () => {},
     serveDisconnect: () => {},
     close: async () => {},
   };
@@ -68,12 +74,15 @@ const PRESENCE_REFRESH_MS = 20_000;
 const presenceKey = (deviceId: string) => `dms:agent-presence:${deviceId}`;
 const requestChannel = (instance: string) => `dms:live:req:${instance}`;
 const replyChannel = (instance: string) => `dms:live:res:${instance}`;
+/** Heard by every instance. */
+const BROADCAST_CHANNEL = 'dms:live:all';
 
 // Deletes the presence only if this instance still holds it (a newer socket may be elsewhere).
 const WITHDRAW_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 interface RelayRequest { requestId: string; from: string; deviceId: string; command: CommandPayload }
 interface RelayDisconnect { disconnect: string }
+interface RelayOrganizationDisconnect { disconnectOrganization: string; from: string }
 interface RelayReply { requestId: string; ok: boolean; result?: unknown; code?: string; detail?: string }
 
 export async function createRedisRelay(url: string, log: (level: 'warn' | 'error' | 'info', message: string) => void): Promise<Relay> {
@@ -103,6 +112,12 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
     }
   });
   function onRelayMessage(channel: string, raw: string) {
+    if (channel === BROADCAST_CHANNEL) {
+      const request = JSON.parse(raw) as RelayOrganizationDisconnect;
+      // The sender closed its own sockets already.
+      if (request.from !== instance && typeof request.disconnectOrganization === 'string') disconnectHandler({ orgId: request.disconnectOrganization });
+      return;
+    }
     if (channel === replyChannel(instance)) {
       const reply = JSON.parse(raw) as RelayReply;
       const entry = waiting.get(reply.requestId);
@@ -118,7 +133,7 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
     }
     const request = JSON.parse(raw) as RelayRequest | RelayDisconnect;
     if ('disconnect' in request) {
-      disconnectHandler(request.disconnect);
+      disconnectHandler({ deviceId: request.disconnect });
       return;
     }
     void handler(request.deviceId, request.command).then(
@@ -130,7 +145,7 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
       .catch((err: Error) => log('error', `could not relay a live-query reply: ${err.message}`));
   }
   // Like the invalidation bus: start even when Redis is away, and subscribe when it comes back.
-  const subscribed = subscriber.subscribe(requestChannel(instance), replyChannel(instance)).then(() => true, () => false);
+  const subscribed = subscriber.subscribe(requestChannel(instance), replyChannel(instance), BROADCAST_CHANNEL).then(() => true, () => false);
   const startupWait = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref());
   if (!(await Promise.race([subscribed, startupWait]))) {
     log('error', 'Redis (live-query subscriber) did not answer within 3 s; cross-instance live queries wait for it');
@@ -191,6 +206,13 @@ export async function createRedisRelay(url: string, log: (level: 'warn' | 'error
         if (owner) await redis.publish(requestChannel(owner), JSON.stringify({ disconnect: deviceId } satisfies RelayDisconnect));
       } catch (err) {
         log('error', `could not ask another instance to close device ${deviceId}'s socket: ${(err as Error).message}`);
+      }
+    },
+    async disconnectOrganization(orgId) {
+      try {
+        await redis.publish(BROADCAST_CHANNEL, JSON.stringify({ disconnectOrganization: orgId, from: instance } satisfies RelayOrganizationDisconnect));
+      } catch (err) {
+        log('error', `could not ask the other instances to close organization ${orgId}'s agent sockets: ${(err as Error).message}`);
       }
     },
     serveDisconnect(fn) {

@@ -53,7 +53,14 @@ function mergeOrganizationOrder(display: readonly string[], callerOrder: readonl
 const partnerContextRequired = (action: 'create' | 'order') =>
   new AppError('VALIDATION_FAILED', `Partner context required to ${action} organizations`);
 
-export function createOrganizationsService(deps: { db: Database; recordAudit: RecordAudit; announceChange: (reason: string) => void; ssoConfigs: SsoConfigs }) {
+export function createOrganizationsService(deps: {
+  db: Database;
+  recordAudit: RecordAudit;
+  announceChange: (reason: string) => void;
+  ssoConfigs: SsoConfigs;
+  /** After a deletion commits: its agents' open sockets must close too (their tokens no longer work). */
+  onDeleted?: (orgId: string) => void;
+}) {
   const { db, recordAudit, ssoConfigs } = deps;
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: orgs.OrganizationRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.id, action, resource: { type: 'organization', id: row.id, name: row.name }, details });
@@ -162,6 +169,7 @@ export function createOrganizationsService(deps: { db: Database; recordAudit: Re
         await recordAudit(tx, event(caller, meta, 'organization.delete', row, { partnerId: row.partner_id }));
       });
       deps.announceChange('organization deleted');
+      deps.onDeleted?.(id);
       return { success: true };
     },
 
