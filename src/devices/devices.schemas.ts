@@ -31,7 +31,7 @@ export const Enrolled = Type.Object({
 });
 
 
-export const HeartbeatBody = Type.Union([
+export const HeartbeatBody = Nullable(
   Type.Object(
     {
       agentVersion: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
@@ -39,8 +39,7 @@ export const HeartbeatBody = Type.Union([
     },
     { additionalProperties: false },
   ),
-  Type.Null(),
-]);
+);
 
 export const HeartbeatReply = Type.Object({ ok: Type.Literal(true), serverTime: Timestamp, heartbeatIntervalSeconds: Type.Integer() });
 

@@ -46,7 +46,6 @@ export const CreateEnrollmentKeyBody = Type.Object(
   { additionalProperties: false, description: 'orgId is inferred for organization scope and required otherwise' },
 );
 
-export const RotateEnrollmentKeyBody = Type.Union([
+export const RotateEnrollmentKeyBody = Nullable(
   Type.Object({ maxUsage: Type.Optional(Nullable(MaxUsage)), expiresAt: Type.Optional(FutureTime) }, { additionalProperties: false }),
-  Type.Null(),
-]);
+);

@@ -36,7 +36,7 @@ export const Invitation = Type.Object({
   partnerId: Nullable(Uuid),
   orgId: Nullable(Uuid),
   role: Role,
-  orgAccess: Type.Union([OrgAccess, Type.Null()], { description: 'What the user will reach: partner-scope invitations only' }),
+  orgAccess: Nullable(OrgAccess, { description: 'What the user will reach: partner-scope invitations only' }),
   orgIds: Type.Array(Uuid, { description: 'Organizations reached when orgAccess is "selected"' }),
   expiresAt: Timestamp,
   createdAt: Timestamp,

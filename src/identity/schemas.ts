@@ -94,7 +94,7 @@ export const MfaEnableBody = Type.Object({ code: Type.String({ minLength: 1, max
 
 export const User = Type.Object({
   ...UserIdentity,
-  orgAccess: Type.Union([OrgAccess, Type.Null()], { description: 'Partner-scope users only' }),
+  orgAccess: Nullable(OrgAccess, { description: 'Partner-scope users only' }),
   orgIds: Type.Array(Uuid, { description: 'Organizations reached when orgAccess is "selected"' }),
   lastLoginAt: Nullable(Timestamp),
   disabled: Type.Boolean({ description: 'A disabled user cannot sign in by any means; its sessions ended when it was disabled' }),
