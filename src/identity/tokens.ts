@@ -68,17 +68,18 @@ export function createTokenService(secret: string, now: () => number): TokenServ
   return {
     signAccess: (c) => sign({ sid: c.sessionId, mfa: c.mfaVerified }, c.userId, ACCESS_AUDIENCE, ACCESS_TOKEN_TTL_SECONDS),
     async verifyAccess(token) {
-      const known = verified.get(signatureOf(token));
+      const signature = signatureOf(token);
+      const known = verified.get(signature);
       if (known && known.token === token) {
         if (known.expiresAtMs > now()) return known.claims;
-        verified.delete(signatureOf(token));
+        verified.delete(signature);
         throw accessTokenInvalid();
       }
       const p = await verify(token, ACCESS_AUDIENCE, accessTokenInvalid());
       if (typeof p.sid !== 'string' || typeof p.sub !== 'string') throw accessTokenInvalid();
       const claims = { userId: p.sub, sessionId: p.sid, mfaVerified: p.mfa === true };
       if (verified.size >= VERIFIED_TOKEN_CACHE_SIZE) verified.delete(verified.keys().next().value!);
-      verified.set(signatureOf(token), { token, claims, expiresAtMs: p.exp! * 1000 });
+      verified.set(signature, { token, claims, expiresAtMs: p.exp! * 1000 });
       return claims;
     },
     signMfaChallenge: (userId, via) => sign(via ? { via } : {}, userId, MFA_AUDIENCE, MFA_TOKEN_TTL_SECONDS),
