@@ -176,8 +176,12 @@ export async function run(): Promise<Row[]> {
         rows.push({ name: `audit: GET ${label} p99 (information)`, figure: round(median(p99s), 2), unit: 'ms', baseline: null, ratio: null });
       }
 
-      // Plans of the SQL behind those two requests, for the record.
+      // Plans of the SQL behind those two requests, for the record: as the service runs it, as
+      // dms_app under the organization's scope (its row-level policies decide which indexes a
+      // condition may use; a superuser's plan would use ones the service never can).
       const plans: string[] = [];
+      await admin.query('begin');
+      await admin.query(`select set_config('role', 'dms_app', true), set_config('app.scope', 'organization', true), set_config('app.org_ids', $1, true)`, [`{${org}}`]);
       for (const [label, where] of [
         ['search', `a.org_id = any($1::uuid[]) and audit_search_text(a.action, a.actor_email, a.resource_type, a.resource_name, a.details) like '%host-77%'`],
         ['logs', `a.org_id = any($1::uuid[]) and lower(a.action) like '%script%' and lower(a.actor_email) like '%tech7%'`],
@@ -189,6 +193,7 @@ export async function run(): Promise<Row[]> {
             where ${where} order by a.timestamp desc, a.id desc limit 50`, [[org]]);
         plans.push(`-- ${label}\n${plan.map((p: Record<string, string>) => p['QUERY PLAN']).join('\n')}`);
       }
+      await admin.query('rollback');
       mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
       writeFileSync(path.join(ROOT, 'bench', 'results', 'audit-plans.txt'), plans.join('\n\n') + '\n');
 
