@@ -19,7 +19,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const strictAjv = withDates(addFormats(new Ajv({ ...base, coerceTypes: false })));
   const coercingAjv = withDates(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
   return ({ schema, httpPart, method }) => {
-    if (httpPart !== 'body') return finiteOnly(coercingAjv.compile(schema as object));
+    if (httpPart !== 'body') return decimalIntegersOnly(finiteOnly(coercingAjv.compile(schema as object)));
     const validate = strictAjv.compile(schema as object);
     return method === 'PATCH' ? emptyPatchFirst(validate) : validate;
   };
@@ -75,6 +75,33 @@ function finiteOnly(validate: ValidateFunction): ValidateFunction {
       }
     }
     return true;
+  }) as ValidateFunction;
+  return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv });
+}
+
+/**
+ * API.md §4: a query or path value that is not an integer is 400. Ajv's coercion takes whatever
+ * JavaScript's Number() takes ("0x10", "1e1", "5.", " " as 0), so an integer parameter's text must
+ * first be decimal digits with an optional sign.
+ */
+const DECIMAL_INTEGER = /^[+-]?[0-9]+$/;
+function decimalIntegersOnly(validate: ValidateFunction): ValidateFunction {
+  const properties = (validate.schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((name) => properties[name]!.type === 'integer');
+  if (integers.length === 0) return validate;
+  const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    if (data && typeof data === 'object') {
+      for (const name of integers) {
+        const value = (data as Record<string, unknown>)[name];
+        if (!(Array.isArray(value) ? value : [value]).every((text) => typeof text !== 'string' || DECIMAL_INTEGER.test(text))) {
+          checked.errors = [{ instancePath: `/${name}`, schemaPath: '#/type', keyword: 'type', params: { type: 'integer' }, message: 'must be integer' }];
+          return false;
+        }
+      }
+    }
+    const valid = validate(data, context);
+    checked.errors = validate.errors;
+    return valid;
   }) as ValidateFunction;
   return Object.assign(checked, { schema: validate.schema, schemaEnv: validate.schemaEnv });
 }

@@ -1,6 +1,7 @@
 // Schemas of the live event-log routes (SPEC "Live event log descriptor/entry", API.md §7).
 import { Type } from 'typebox';
 import { Nullable, Uuid, StringEnum } from '../http/common-schemas.js';
+import { ClampedInteger } from '../http/pagination.js';
 import { LIVE_LEVELS } from './protocol.js';
 
 export const Descriptor = Type.Object({
@@ -30,8 +31,8 @@ export const LogParams = Type.Object({ deviceId: Uuid, name: Type.String({ minLe
 export const RecordParams = Type.Object({ deviceId: Uuid, name: Type.String({ minLength: 1, maxLength: 256 }), recordId: Type.Integer({ minimum: 0 }) });
 
 export const EventsQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ description: 'from 1; smaller values count as 1' })),
-  limit: Type.Optional(Type.Integer({ description: 'default 50, clamped into 1..500' })),
+  page: Type.Optional(ClampedInteger('from 1; smaller values count as 1')),
+  limit: Type.Optional(ClampedInteger('default 50, clamped into 1..500')),
   level: Type.Optional(StringEnum(LIVE_LEVELS)),
   source: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   startTime: Type.Optional(Type.String({ format: 'date-time' })),

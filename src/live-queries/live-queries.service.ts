@@ -73,7 +73,7 @@ export function createLiveQueriesService(deps: {
     async queryEvents(caller: Caller, deviceId: string, name: string, filter: EventsFilter, meta: RequestMeta) {
       const { page, limit } = pageOf(filter, LIVE_MAX_LIMIT);
       if (filter.startTime && filter.endTime && Date.parse(filter.startTime) > Date.parse(filter.endTime)) {
-        throw reversedRange('startTime', 'endTime', [{ path: 'querystring.startTime', message: 'after endTime' }]);
+        throw reversedRange('startTime', 'endTime', [{ path: 'query.startTime', message: 'after endTime' }]);
       }
       const payload: EventLogQuery = { name, page, limit };
       for (const key of ['level', 'source', 'startTime', 'endTime', 'eventId'] as const) {

@@ -114,9 +114,12 @@ describe('live event-log queries', () => {
     const socket = await connectAgent(host, device.agentId, device.authToken, honest, received);
     try {
       const base = `/api/v1/devices/${device.id}/live/eventlogs/System/events`;
-      for (const query of ['eventId=abc', 'startTime=yesterday', 'level=loud', 'page=x', 'startTime=2026-11-02T00:00:00Z&endTime=2026-11-01T00:00:00Z']) {
+      for (const query of ['eventId=abc', 'startTime=yesterday', 'level=loud', 'page=x', 'page=9007199254740993', 'limit=0x10']) {
         assertProblem(await get(`${base}?${query}`), 400, 'VALIDATION_FAILED');
       }
+      const reversed = await get(`${base}?startTime=2026-11-02T00:00:00Z&endTime=2026-11-01T00:00:00Z`);
+      assertProblem(reversed, 400, 'VALIDATION_FAILED');
+      assert.equal((reversed.json() as { errors: { path: string }[] }).errors[0]!.path, 'query.startTime');
       assertProblem(await get(`/api/v1/devices/${device.id}/live/eventlogs/System/events/x`), 400, 'VALIDATION_FAILED');
       assertProblem(await get(`/api/v1/devices/${device.id}/live/eventlogs`, stranger), 404, 'NOT_FOUND');
       assertProblem(await get(`/api/v1/devices/00000000-0000-4000-8000-000000000000/live/eventlogs`), 404, 'NOT_FOUND');
