@@ -36,6 +36,7 @@ export const ERROR_CATALOGUE = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
   RATE_LIMITED: { status: 429, title: 'Too Many Requests' },
+  UPGRADE_REQUIRED: { status: 426, title: 'Upgrade Required' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large' },
   INTERNAL: { status: 500, title: 'Internal Server Error' },
   AGENT_ERROR: { status: 502, title: 'Bad Gateway' },

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../http/auth.js';
 import { Nullable, StringEnum } from '../http/common-schemas.js';
+import { ClampedInteger } from '../http/pagination.js';
 import { CSV_COLUMNS, EXPORT_MAX_ROWS, type AuditExportService } from './export.service.js';
 import { AuditListQuery, LogEntry, OrgIdFilter } from './schemas.js';
 
@@ -22,7 +23,7 @@ export const ExportQuery = Type.Object({
     maximum: Number.MAX_SAFE_INTEGER,
     description: 'With orgId: only sealed rows of that chain with a larger seq, in seq order (resume a pull from the last seq received)',
   })),
-  limit: Type.Optional(Type.Integer({ description: `Rows at most; clamped into 1..${EXPORT_MAX_ROWS}, default ${EXPORT_MAX_ROWS}` })),
+  limit: Type.Optional(ClampedInteger(`Rows at most; clamped into 1..${EXPORT_MAX_ROWS}, default ${EXPORT_MAX_ROWS}`)),
 });
 
 const ExportJson = Type.Object({
@@ -51,7 +52,16 @@ export function auditExportRoutes(deps: { exports: AuditExportService }): Fastif
           'Every export is audited as data.export, readable once the response has been received.',
         ].join(' '),
         querystring: ExportQuery,
-        response: { 200: ExportJson },
+        response: {
+          200: {
+            description: 'The export, in the format asked for',
+            content: {
+              'application/json': { schema: ExportJson },
+              'application/x-ndjson': { schema: Type.String({ description: 'One entry (the /logs shape) per line' }) },
+              'text/csv': { schema: Type.String({ description: 'A header row, then one entry per row (RFC 4180)' }) },
+            },
+          },
+        },
       },
     }, async (request, reply) => {
       const out = await deps.exports.open(callerOf(request), request.meta, request.query);

@@ -32,7 +32,9 @@ describe('the OpenAPI document', () => {
     const config = await createConfig({ extends: ['recommended'] });
     const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config });
     const described = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`);
-    assert.deepEqual(described, []);
+    // The one exception: the agent's WebSocket succeeds with 101 Switching Protocols, never a 2xx.
+    const upgrade = 'warn operation-2xx-response: Operation must have at least one `2XX` response. at #/paths/~1api~1v1~1agents~1{id}~1ws/get/responses';
+    assert.deepEqual(described.filter((line) => line !== upgrade), []);
   });
 
   it('gives every operation a unique operationId in camelCase', () => {
@@ -69,6 +71,28 @@ describe('the OpenAPI document', () => {
     };
     visit(doc, '#');
     assert.deepEqual(found, []);
+  });
+
+  // API.md §2: errors are served as application/problem+json, and the document says so.
+  it('files every error response under application/problem+json, with the Problem schema', () => {
+    const wrong: string[] = [];
+    for (const { path, method, op } of operations()) {
+      const responses = (op as { responses?: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }).responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        if (!/^[45]/.test(status)) continue;
+        const types = Object.keys(response.content ?? {});
+        const problem = response.content?.['application/problem+json']?.schema?.$ref;
+        if (types.join() !== 'application/problem+json' || !problem?.endsWith('/Problem')) wrong.push(`${method.toUpperCase()} ${path} ${status}: ${types.join()} ${problem ?? ''}`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('documents the agent WebSocket (API.md §7), which the WebSocket plugin hides, as the GET that upgrades', () => {
+    const socket = doc.paths['/api/v1/agents/{id}/ws']?.get as (Operation & { responses?: Record<string, unknown> }) | undefined;
+    assert.equal(socket?.operationId, 'connectAgentSocket');
+    assert.deepEqual(socket?.security, [{ agentToken: [] }]);
+    assert.ok(socket?.responses?.['101']);
   });
 
   it('names list roots without a trailing slash and has a servers entry', () => {

@@ -13,11 +13,33 @@ const RATE_LIMIT_HEADERS = {
 };
 const RETRY_AFTER = { 'Retry-After': { description: 'On 429: seconds until the key may call again', schema: { type: 'integer' } } };
 
-type Operation = { security?: Record<string, string[]>[]; responses?: Record<string, { headers?: Record<string, unknown> }> };
+type Operation = {
+  security?: Record<string, string[]>[];
+  responses?: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>;
+};
+
+const operationsOf = (doc: unknown): Operation[] =>
+  Object.values((doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}).flatMap((item) => Object.values(item));
+
+/**
+ * API.md §2: every error leaves as application/problem+json. The route schemas (which also
+ * serialize) name no media type, so the generator files every response under application/json;
+ * errors are moved to the type they are served with.
+ */
+function documentProblemMediaType<D>(doc: D): D {
+  for (const operation of operationsOf(doc)) {
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      const json = response.content?.['application/json'];
+      if (!/^[45]/.test(status) || json === undefined) continue;
+      const { 'application/json': _, ...others } = response.content!;
+      response.content = { 'application/problem+json': json, ...others };
+    }
+  }
+  return doc;
+}
 
 function documentRateLimitHeaders<D>(doc: D): D {
-  const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
-  for (const operation of Object.values(paths).flatMap((item) => Object.values(item))) {
+  for (const operation of operationsOf(doc)) {
     if (!operation.security?.some((requirement) => 'apiKeyAuth' in requirement)) continue;
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       const headers = status === '4XX' ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } : RATE_LIMIT_HEADERS;
@@ -61,7 +83,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    transformObject: (document) => documentRateLimitHeaders('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    transformObject: (document) =>
+      documentProblemMediaType(documentRateLimitHeaders('openapiObject' in document ? document.openapiObject : document.swaggerObject)),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -75,6 +75,10 @@ describe('live event-log queries', () => {
     const device = await createDevice(t.db, org.id);
     await assert.rejects(connectAgent(host, 'c'.repeat(64), device.authToken, honest), /HTTP 404/);
     await assert.rejects(connectAgent(host, device.agentId, 'wrong', honest), /HTTP 401/);
+    // A plain GET (no upgrade) from the agent is a problem too, not an empty 404.
+    const plain = await t.app.inject({ method: 'GET', url: `/api/v1/agents/${device.agentId}/ws`, headers: { authorization: `Bearer ${device.authToken}` } });
+    assertProblem(plain, 426, 'UPGRADE_REQUIRED');
+    assert.equal(plain.headers.upgrade, 'websocket');
   });
 
   it('answers all four operations under both route namespaces, and shows the device online', async () => {

@@ -118,8 +118,6 @@ export interface SweptExpectation {
   collection?: true;
   /** Acts on the caller itself (or on nothing of any tenant's): no target of A's to aim at. */
   self?: string;
-  /** Not in the OpenAPI document (a WebSocket upgrade), swept all the same. */
-  undocumented?: string;
   /** The body, where the one derived from the request schema would be refused for something other than reach. */
   body?: (targets: Targets) => Record<string, unknown>;
   /** Query values for required parameters that name no organization. */
@@ -312,7 +310,7 @@ export const EXPECTATIONS: Record<string, Expectation> = {
   'POST /api/v1/agents/{id}/heartbeat': agent,
   'POST /api/v1/agents/{id}/logs': agent,
   'PUT /api/v1/agents/{id}/eventlogs': agent,
-  'GET /api/v1/agents/{id}/ws': { ...agent, undocumented: 'the agent’s WebSocket; the token is checked before the upgrade' },
+  'GET /api/v1/agents/{id}/ws': agent, // the agent’s WebSocket; the token is checked before the upgrade (or the 426)
 
   // API.md §6: a device of an organization out of reach is 404, like one that does not exist.
   'GET /api/v1/devices': jwtOrKey('devices:read', NOTHING_OF_A, {
