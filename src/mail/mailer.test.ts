@@ -140,11 +140,18 @@ describe('the outbox through HTTP (the embedded default)', () => {
     const address = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
     const forgot = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password/forgot', headers: { 'x-forwarded-for': address }, payload: { email: user.email } });
     assert.equal(forgot.statusCode, 202, forgot.body);
-    const mail = await simpleParser(readFileSync(await outboxFile()));
+    const raw = readFileSync(await outboxFile());
+    const mail = await simpleParser(raw);
     const to = [mail.to ?? []].flat()[0]!.value[0]!.address;
     assert.equal(to, user.email);
-    const token = /https:\/\/console\.example\.test\/reset-password#token=(pwr_[A-Za-z0-9_-]+)/.exec(mail.text ?? '')?.[1];
+    const link = /https:\/\/console\.example\.test\/reset-password#token=(pwr_[A-Za-z0-9_-]+)/;
+    const token = link.exec(mail.text ?? '')?.[1];
     assert.ok(token, mail.text);
+    // The file itself shows the link whole, in both parts (no quoted-printable `=3D` or soft breaks),
+    // for whoever reads the outbox without a MIME parser.
+    const inFile = [...raw.toString('utf8').matchAll(new RegExp(link, 'g'))].map((m) => m[1]);
+    assert.ok(inFile.length >= 2 && inFile.every((found) => found === token), raw.toString('utf8'));
+    assert.ok(typeof mail.html === 'string' && mail.html.includes(token), 'the HTML part carries the link');
     const reset = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password/reset', payload: { token, password: 'from-the-outbox' } });
     assert.equal(reset.statusCode, 200, reset.body);
     const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: 'from-the-outbox' } });

@@ -73,13 +73,21 @@ export function createMailer(deps: { smtpUrl: string | null; from: string; dataD
     };
   }
 
-  // The stream transport builds the raw message (headers, MIME parts) exactly as SMTP would send it.
+  // The stream transport builds the raw message (headers, MIME parts) as SMTP would send it, except
+  // that the text and HTML parts go as 8bit, not quoted-printable (which nodemailer picks for any
+  // line over 76 characters, as every link is): the file is read by people and scripts looking for
+  // the link, and quoted-printable would show `#token=3D…` broken across lines.
   const composer = createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  const verbatim = (type: string, body: string) => ({
+    raw: `Content-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n${body.replace(/\r?\n/g, '\r\n')}`,
+  });
   const dir = outboxDir(deps.dataDir);
   return {
     async send(message, log = deps.log) {
       try {
-        const info = await composer.sendMail({ from, ...message });
+        const { text, html, ...envelope } = message;
+        const parts = { text: verbatim('text/plain', text), ...(html === undefined ? {} : { html: verbatim('text/html', html) }) };
+        const info = await composer.sendMail({ from, ...envelope, ...parts });
         ensurePrivateDir(dir);
         const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
         const file = path.join(dir, `${name}.eml`);
