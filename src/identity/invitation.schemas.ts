@@ -12,7 +12,8 @@ const Scope = StringEnum(['system', 'partner', 'organization'] as const);
 const Role = StringEnum(ROLES);
 const OrgAccess = StringEnum(['all', 'selected', 'none'] as const);
 /** A token from a mailed link (the part after `#token=`). */
-const LinkToken = Type.String({ minLength: 1, maxLength: 512, description: 'The token from the link in the e-mail' });
+// Any text: a malformed token is 400 TOKEN_INVALID like an unknown one (API.md §10), decided by its pattern.
+const LinkToken = Type.String({ description: 'The token from the link in the e-mail' });
 
 export const CreateInvitationBody = Type.Object(
   {

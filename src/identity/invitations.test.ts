@@ -213,6 +213,8 @@ for (const backend of backends()) {
     it('rejects bad tokens and bad bodies without using the token up', async () => {
       const { token } = await invited('orgAdminA', { email: email(), scope: 'organization' });
       assertProblem(await accept({ token: 'not-a-token', password: 'invited-password' }), 400, 'TOKEN_INVALID');
+      assertProblem(await accept({ token: '', password: 'invited-password' }), 400, 'TOKEN_INVALID');
+      assertProblem(await accept({ token: `inv_${'A'.repeat(600)}`, password: 'invited-password' }), 400, 'TOKEN_INVALID');
       assertProblem(await accept({ token: `inv_${'A'.repeat(43)}`, password: 'invited-password' }), 400, 'TOKEN_INVALID');
       assertProblem(await accept({ token: token.replace(/^inv_/, 'pwr_'), password: 'invited-password' }), 400, 'TOKEN_INVALID');
       assertProblem(await accept({ token, password: 'short' }), 400, 'VALIDATION_FAILED');

@@ -82,7 +82,8 @@ export const RecoveryCodeStanding = Type.Object({
 });
 export const ChangePasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Password }, { additionalProperties: false });
 
-export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
+// Any text: a malformed token is 401 like an unknown one (API.md §3), decided by its pattern before any lookup.
+export const RefreshBody = Type.Object({ refreshToken: Type.String() }, { additionalProperties: false });
 
 export const MfaSetup = Type.Object({
   secret: Type.String({ description: 'Base32 TOTP seed' }),

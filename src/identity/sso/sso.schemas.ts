@@ -95,7 +95,8 @@ export const DiscoverResult = Type.Union([
 export const CallbackQuery = Type.Object({}, { additionalProperties: true });
 
 export const ExchangeBody = Type.Object(
-  { code: Type.String({ minLength: 1, maxLength: 256, description: 'The code from PUBLIC_URL/sso#code=…' }) },
+  // Any text: a malformed code is 401 SSO_FAILED like an unknown one (API.md §10), decided by its pattern.
+  { code: Type.String({ description: 'The code from PUBLIC_URL/sso#code=…' }) },
   { additionalProperties: false },
 );
 export const ExchangeResult = Type.Union([SessionTokens, MfaChallenge]);

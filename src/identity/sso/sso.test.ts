@@ -71,6 +71,8 @@ for (const backend of backends()) describe(`single sign-on with OpenID Connect o
     assert.deepEqual((await Promise.all([bed.exchange(raced), bed.exchange(raced)])).map((r) => r.statusCode).sort(), [200, 401]);
     assertProblem(await bed.exchange('A'.repeat(43)), 401, 'SSO_FAILED');
     assertProblem(await bed.exchange('not a code'), 401, 'SSO_FAILED');
+    assertProblem(await bed.exchange(''), 401, 'SSO_FAILED');
+    assertProblem(await bed.exchange('A'.repeat(300)), 401, 'SSO_FAILED');
     assert.equal((await bed.sql(`select 1 from sessions where user_id = $1`, [user.id])).length, 2);
   });
 
