@@ -141,6 +141,8 @@ export const siteDenied = () => new AppError('SITE_ACCESS_DENIED', 'Access to th
 export const partnerMismatch = () => new AppError('PARTNER_MISMATCH', 'partnerId must be your own partner');
 /** An organization-scope account whose organization is missing (API.md §2). */
 export const accountWithoutOrg = () => new AppError('ACCOUNT_MISCONFIGURED', 'This account has no organization: ask an administrator to fix it');
+/** An organization-scope account whose organization was deleted: no valid orgId in its context (API.md §2). */
+export const accountOfDeletedOrg = () => new AppError('ACCOUNT_MISCONFIGURED', 'This account’s organization has been deleted: ask an administrator to fix it');
 export const accountWithoutPartner = () => new AppError('ACCOUNT_MISCONFIGURED', 'This account has no partner');
 
 // Conflicts (duplicates of a unique column come from db/unique-conflicts.ts)

@@ -3,8 +3,8 @@
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { readTenant, withTenant } from '../db/tenant-scope.js';
-import { accountWithoutOrg, AppError, notFound, orgDenied } from '../errors.js';
-import type { Caller } from '../http/auth.js';
+import { AppError, notFound, orgDenied } from '../errors.js';
+import { assertOrganizationContext, type Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { futureExpiry } from '../http/validation.js';
@@ -43,10 +43,6 @@ export function createApiKeysService(deps: {
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: keys.ApiKeyRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'api_key', id: row.id, name: row.name }, details });
 
-  function assertKeyManager(caller: Caller): void {
-    // API.md §2: an organization-scope user must carry its organization to manage keys.
-    if (caller.scope === 'organization' && !caller.orgId) throw accountWithoutOrg();
-  }
 
   /** A key of a reachable organization, or 404 (RLS hides the others too). */
   async function reachableKey(tx: Transaction, caller: Caller, id: string) {
@@ -67,7 +63,7 @@ export function createApiKeysService(deps: {
     finish: (tx: Transaction, changed: T) => Promise<R>,
     inactive: (status: keys.ApiKeyStatus) => string = (status) => `Only active keys can be changed; this key is ${status}`,
   ): Promise<R> {
-    assertKeyManager(caller);
+    assertOrganizationContext(caller);
     const { row, result } = await withTenant(db, caller.tenant, async (tx) => {
       const changed = await change(tx, new Date(deps.now()));
       if (!changed) {
@@ -83,7 +79,7 @@ export function createApiKeysService(deps: {
 
   return {
     async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; status?: keys.ApiKeyStatus }): Promise<PaginatedResult<ApiKeyView>> {
-      assertKeyManager(caller);
+      assertOrganizationContext(caller);
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
@@ -94,12 +90,12 @@ export function createApiKeysService(deps: {
     },
 
     async get(caller: Caller, id: string): Promise<ApiKeyView> {
-      assertKeyManager(caller);
+      assertOrganizationContext(caller);
       return readTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
     },
 
     async create(caller: Caller, body: Static<typeof CreateApiKeyBody>, meta: RequestMeta): Promise<ApiKeyWithSecretView> {
-      assertKeyManager(caller);
+      assertOrganizationContext(caller);
       if (!caller.canAccessOrg(body.orgId)) throw orgDenied();
       const expiresAt = futureExpiry(body.expiresAt ?? undefined, deps.now()) ?? null;
       const material = generateKey();

@@ -235,6 +235,44 @@ describe('enrollment and devices', () => {
     assertProblem(await enroll({ enrollmentKey: key.key }), 409, 'LIMIT_REACHED');
   });
 
+  it('leaves a deleted organization’s API keys and enrollment keys out of every query, system scope’s included', async () => {
+    const partner = await createPartner(t.db);
+    const [gone, kept] = [await createOrg(t.db, partner.id), await createOrg(t.db, partner.id)];
+    const system = call('system');
+    const made = (kind: string, orgId: string) => system({ method: 'POST', url: `/api/v1/${kind}`, payload: { orgId, name: `${kind} of ${orgId}` } });
+    const keys = { 'api-keys': { gone: (await made('api-keys', gone.id)).json(), kept: (await made('api-keys', kept.id)).json() },
+      'enrollment-keys': { gone: (await made('enrollment-keys', gone.id)).json(), kept: (await made('enrollment-keys', kept.id)).json() } };
+    const goneAdmin = as(t.app, await loginWithMfa(t.app, await createUser(t.db, { scope: 'organization', orgId: gone.id }), t.clock));
+    assert.equal((await goneAdmin({ method: 'GET', url: '/api/v1/api-keys' })).statusCode, 200);
+    assert.equal((await system({ method: 'DELETE', url: `/api/v1/orgs/organizations/${gone.id}` })).statusCode, 200);
+
+    // SPEC "Errors": key management refuses an organization-scope user without a valid organization.
+    for (const kind of ['api-keys', 'enrollment-keys']) {
+      for (const [method, suffix, payload] of [['GET', '', undefined], ['POST', '', { name: 'k', orgId: gone.id }], ['GET', `/${keys[kind as 'api-keys'].gone.id}`, undefined]] as const) {
+        const refused = assertProblem(await goneAdmin({ method, url: `/api/v1/${kind}${suffix}`, ...(payload ? { payload } : {}) }), 403, 'ACCOUNT_MISCONFIGURED');
+        assert.match(String(refused.detail), /organization has been deleted/);
+      }
+    }
+
+    for (const [kind, { gone: goneKey, kept: keptKey }] of Object.entries(keys)) {
+      const verbs = kind === 'api-keys'
+        ? [['GET', '', undefined], ['PATCH', '', { name: 'x' }], ['POST', '/rotate', undefined], ['DELETE', '', undefined]] as const
+        : [['GET', '', undefined], ['POST', '/rotate', {}], ['DELETE', '', undefined]] as const;
+      for (const [method, suffix, payload] of verbs) {
+        assertProblem(await system({ method, url: `/api/v1/${kind}/${goneKey.id}${suffix}`, ...(payload ? { payload } : {}) }), 404, 'NOT_FOUND');
+      }
+      for (const query of ['limit=100', `orgId=${gone.id}`]) {
+        const listed = (await system({ method: 'GET', url: `/api/v1/${kind}?${query}` })).json();
+        assert.ok(!listed.data.some((k: { id: string }) => k.id === goneKey.id), `${kind}?${query}`);
+      }
+      assert.equal((await system({ method: 'GET', url: `/api/v1/${kind}?orgId=${gone.id}` })).json().pagination.total, 0);
+      assert.equal((await system({ method: 'GET', url: `/api/v1/${kind}/${keptKey.id}` })).statusCode, 200);
+    }
+    // Neither credential works any more, as before.
+    assertProblem(await t.app.inject({ method: 'GET', url: '/api/v1/auth/api-key', headers: { 'x-api-key': keys['api-keys'].gone.key } }), 401, 'API_KEY_INACTIVE');
+    assertProblem(await enroll({ enrollmentKey: keys['enrollment-keys'].gone.key }), 401, 'ENROLLMENT_KEY_INVALID');
+  });
+
   it('serves devices to JWT and API-key callers in reach, moves and decommissions them', async () => {
     const device = await createDevice(t.db, orgA.id);
     const readKey = await createApiKey(t.db, orgA.id, { scopes: ['devices:read'] });

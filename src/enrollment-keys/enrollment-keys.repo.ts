@@ -36,8 +36,12 @@ export async function insertKey(
   return rows[0] ?? null;
 }
 
+// SPEC "Deletion": a deleted organization is excluded from every query, and its enrollment keys
+// with it (they no longer enroll either): not found, not listed, not rotated or deleted.
+const ofLiveOrganization = (k: string) => `exists (select 1 from organizations o where o.id = ${k}.org_id and o.deleted_at is null)`;
+
 export async function findKey(tx: Queryable, id: string): Promise<EnrollmentKeyRow | null> {
-  const { rows } = await tx.query<EnrollmentKeyRow>(`select ${COLUMNS} from enrollment_keys k where k.id = $1`, [id]);
+  const { rows } = await tx.query<EnrollmentKeyRow>(`select ${COLUMNS} from enrollment_keys k where k.id = $1 and ${ofLiveOrganization('k')}`, [id]);
   return rows[0] ?? null;
 }
 
@@ -70,7 +74,7 @@ export async function listKeys(
   withTotal = true,
 ): Promise<{ rows: EnrollmentKeyRow[]; total: number | null }> {
   const params: unknown[] = [];
-  const where: string[] = [];
+  const where: string[] = [ofLiveOrganization('k')];
   if (filter.orgIds) {
     params.push(filter.orgIds);
     where.push(`k.org_id in (select unnest($${params.length}::uuid[]))`);
@@ -79,7 +83,7 @@ export async function listKeys(
     params.push(filter.now);
     where.push(`k.expires_at ${filter.expired ? '<=' : '>'} $${params.length}`);
   }
-  const from = `from enrollment_keys k${where.length ? ` where ${where.join(' and ')}` : ''}`;
+  const from = `from enrollment_keys k where ${where.join(' and ')}`;
   return queryPage<EnrollmentKeyRow>(tx, {
     rows: `select ${COLUMNS} ${from} order by k.created_at desc, k.id desc limit $${params.length + 1} offset $${params.length + 2}`,
     count: withTotal ? `select count(*)::int ${from}` : null,
@@ -103,7 +107,7 @@ export async function rotateKey(
             max_usage = case when $3::boolean then $4::int else b.max_usage end,
             expires_at = coalesce($5::timestamptz, b.expires_at)
        from (select id, usage_count, max_usage, expires_at from enrollment_keys where id = $1 for update) b
-      where k.id = b.id
+      where k.id = b.id and ${ofLiveOrganization('k')}
       returning ${COLUMNS}, b.usage_count as before_usage_count, b.max_usage as before_max_usage, b.expires_at as before_expires_at`,
     [id, values.keyHash, values.maxUsage !== undefined, values.maxUsage ?? null, values.expiresAt ?? null],
   );
@@ -115,6 +119,6 @@ export async function rotateKey(
 
 /** Deletes the key and returns it; null when the scope sees no such key. */
 export async function deleteKey(tx: Queryable, id: string): Promise<EnrollmentKeyRow | null> {
-  const { rows } = await tx.query<EnrollmentKeyRow>(`delete from enrollment_keys k where k.id = $1 returning ${COLUMNS}`, [id]);
+  const { rows } = await tx.query<EnrollmentKeyRow>(`delete from enrollment_keys k where k.id = $1 and ${ofLiveOrganization('k')} returning ${COLUMNS}`, [id]);
   return rows[0] ?? null;
 }

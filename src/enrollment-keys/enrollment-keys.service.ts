@@ -5,8 +5,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Database, Transaction } from '../db/database.js';
 import { readTenant, withTenant } from '../db/tenant-scope.js';
-import { AppError, accountWithoutOrg, enrollmentKeyInvalid, notFound, orgDenied, siteOutsideOrg } from '../errors.js';
-import type { Caller } from '../http/auth.js';
+import { AppError, enrollmentKeyInvalid, notFound, orgDenied, siteOutsideOrg } from '../errors.js';
+import { assertOrganizationContext, type Caller } from '../http/auth.js';
 import type { RequestMeta } from '../http/request-meta.js';
 import { pageOf, paginated, type PaginatedResult } from '../http/pagination.js';
 import { futureExpiry } from '../http/validation.js';
@@ -61,10 +61,10 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
 
   /** SPEC "Authentication" 12: orgId inferred for organization scope, required otherwise. */
   function targetOrg(caller: Caller, orgId: string | undefined): string {
+    assertOrganizationContext(caller);
     if (caller.scope === 'organization') {
-      if (!caller.orgId) throw accountWithoutOrg();
       if (orgId !== undefined && orgId !== caller.orgId) throw orgDenied();
-      return caller.orgId;
+      return caller.orgId!;
     }
     if (orgId === undefined) {
       throw new AppError('VALIDATION_FAILED', `orgId is required for ${caller.scope} scope`, { errors: [{ path: 'body.orgId', message: 'required' }] });
@@ -101,6 +101,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     },
 
     async list(caller: Caller, query: { page?: number; limit?: number; orgId?: string; expired?: boolean }): Promise<PaginatedResult<EnrollmentKeyView>> {
+      assertOrganizationContext(caller);
       const page = pageOf(query);
       const orgIds = query.orgId ? (caller.canAccessOrg(query.orgId) ? [query.orgId] : []) : caller.accessibleOrgIds;
       if (orgIds?.length === 0) return paginated([], page, 0);
@@ -111,6 +112,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     },
 
     async get(caller: Caller, id: string): Promise<EnrollmentKeyView> {
+      assertOrganizationContext(caller);
       return readTenant(db, caller.tenant, async (tx) => view(await reachableKey(tx, caller, id)));
     },
 
@@ -133,6 +135,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     },
 
     async rotate(caller: Caller, id: string, body: Static<typeof RotateEnrollmentKeyBody> | undefined, meta: RequestMeta): Promise<EnrollmentKeyView & { key: string }> {
+      assertOrganizationContext(caller);
       const expiresAt = futureExpiry(body?.expiresAt, deps.now());
       const material = newKey();
       return withTenant(db, caller.tenant, async (tx) => {
@@ -151,6 +154,7 @@ export function createEnrollmentKeysService(deps: { db: Database; recordAudit: R
     },
 
     async remove(caller: Caller, id: string, meta: RequestMeta): Promise<{ success: true }> {
+      assertOrganizationContext(caller);
       await withTenant(db, caller.tenant, async (tx) => {
         const row = await keys.deleteKey(tx, id);
         if (!row || !caller.canAccessOrg(row.org_id)) throw notFound('Enrollment key'); // rolls the delete back

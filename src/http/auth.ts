@@ -6,7 +6,7 @@
 // knows no domain module. An agent route declares `config: { auth: { via: ['agent'] } }` alone:
 // its caller is a device (`agentOf(request)`), never a user or key.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, accountOfDeletedOrg, accountWithoutOrg } from '../errors.js';
 import type { TenantScope } from '../db/tenant-scope.js';
 
 export type CallerScope = 'system' | 'partner' | 'organization';
@@ -130,6 +130,16 @@ export function callerOf(request: FastifyRequest): Caller {
 export function agentOf(request: FastifyRequest): AgentCaller {
   if (!request.agent) throw new Error(`route ${request.routeOptions.url} has no agent auth config`);
   return request.agent;
+}
+
+/**
+ * SPEC "Errors": key management refuses an organization-scope caller without a valid organization
+ * in its context (403 ACCOUNT_MISCONFIGURED, API.md §2): none at all, or one since deleted.
+ */
+export function assertOrganizationContext(caller: Caller): void {
+  if (caller.scope !== 'organization') return;
+  if (!caller.orgId) throw accountWithoutOrg();
+  if (caller.orgStatus === 'deleted') throw accountOfDeletedOrg();
 }
 
 function authorise(caller: Caller, auth: RouteAuth, method: string): void {
