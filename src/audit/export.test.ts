@@ -291,6 +291,25 @@ for (const backend of backends()) {
       }
     });
 
+    // A system caller may name any organization id; one that never existed exported nothing and used
+    // to fail the entry's foreign key after the answer had begun (a cut-off body, or a 500).
+    it('answers an empty export for an organization that never existed, recorded in the platform chain', async () => {
+      const ghost = randomUUID();
+      for (const format of ['json', 'ndjson', 'csv'] as const) {
+        const res = await exportAs('system', `format=${format}&orgId=${ghost}`);
+        assert.equal(res.statusCode, 200, res.body);
+        if (format === 'json') assert.deepEqual(res.json(), { data: [], count: 0, nextAfterSeq: null });
+        if (format === 'ndjson') assert.equal(res.body, '');
+        if (format === 'csv') assert.equal(parseCsv(res.body).length, 1);
+      }
+      const chained = await exportAs('system', `format=json&orgId=${ghost}&afterSeq=0`);
+      assert.deepEqual(chained.json(), { data: [], count: 0, nextAfterSeq: 0 });
+      const platform = (await as(t.app, s.system!)({ method: 'GET', url: `/api/v1/audit-logs/logs?orgId=platform&action=data.export&limit=100` })).json().data as Entry[];
+      const recorded = platform.filter((e) => (e.details as { filters: { orgId?: string } }).filters.orgId === ghost);
+      assert.equal(recorded.length, 4);
+      assert.ok(recorded.every((e) => e.orgId === null && (e.details as { count: number }).count === 0));
+    });
+
     it('admits API keys with audit:export (or *), and refuses audit:read keys and roles without the permission', async () => {
       const exporter = await createApiKey(t.db, orgA.id, { scopes: ['audit:export'] });
       const res = await t.app.inject({ method: 'GET', url: '/api/v1/audit-logs/export?format=ndjson&limit=2', headers: { 'x-api-key': exporter.key } });

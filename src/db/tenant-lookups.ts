@@ -8,6 +8,12 @@ export async function organizationIsLive(tx: Queryable, orgId: string): Promise<
   return rows.length > 0;
 }
 
+/** The organization exists, deleted or not (what a foreign key to it needs). */
+export async function organizationExists(tx: Queryable, orgId: string): Promise<boolean> {
+  const { rows } = await tx.query(`select 1 from organizations where id = $1`, [orgId]);
+  return rows.length > 0;
+}
+
 /** The site exists and belongs to that organization. */
 export async function siteInOrganization(tx: Queryable, siteId: string, orgId: string): Promise<boolean> {
   const { rows } = await tx.query(`select 1 from sites where id = $1 and org_id = $2`, [siteId, orgId]);
