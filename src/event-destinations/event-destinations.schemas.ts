@@ -74,7 +74,7 @@ export const UpdateDestinationBody = Type.Object(
     caCertificate: Type.Optional(Nullable(CaCertificate)),
     enabled: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'kind, orgId and partnerId cannot be changed', 'x-fixed-fields': ['kind', 'orgId', 'partnerId'] },
 );
 
 export const ReplayBody = Type.Object(

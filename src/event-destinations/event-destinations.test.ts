@@ -135,6 +135,12 @@ for (const backend of backends()) {
       assert.equal(listSystem.pagination.total, null);
 
       assertProblem(await call('orgAdminA')({ method: 'PATCH', url: `${URL_PATH}/${own.id}`, payload: {} }), 400, 'EMPTY_UPDATE');
+      // A field the destination has but a PATCH cannot change is named, not taken for an empty update.
+      for (const payload of [{ kind: 'syslog' }, { orgId: own.orgId }, { partnerId: partner.id }]) {
+        const fixed = await call('orgAdminA')({ method: 'PATCH', url: `${URL_PATH}/${own.id}`, payload });
+        assertProblem(fixed, 400, 'VALIDATION_FAILED');
+        assert.match(fixed.json().errors[0].path, new RegExp(`^body\\.${Object.keys(payload)[0]}$`));
+      }
       assertProblem(await call('noMfaA')({ method: 'DELETE', url: `${URL_PATH}/${own.id}` }), 403, 'MFA_REQUIRED');
       for (const id of [own.id]) {
         const del = await call('orgAdminA')({ method: 'DELETE', url: `${URL_PATH}/${id}` });

@@ -46,6 +46,10 @@ describe('organizations', () => {
     assertProblem(await create('partnerAll', { partnerId: other.id, name: 'X', slug: slug() }), 403, 'PARTNER_MISMATCH');
     const noPartner = assertProblem(await create('system', { name: 'X', slug: slug() }), 400, 'VALIDATION_FAILED');
     assert.equal(noPartner.detail, 'partnerId is required for system scope');
+    // An explicit null is the same as leaving it out, for both scopes.
+    const nullPartner = assertProblem(await create('system', { partnerId: null, name: 'X', slug: slug() }), 400, 'VALIDATION_FAILED');
+    assert.equal(nullPartner.detail, 'partnerId is required for system scope');
+    assert.equal((await create('partnerAll', { partnerId: null, name: 'Null partner', slug: slug() })).json().partnerId, partner.id);
     assertProblem(await create('system', { partnerId: '00000000-0000-4000-8000-000000000000', name: 'X', slug: slug() }), 404, 'NOT_FOUND');
     assertProblem(await create('orgAdmin', { name: 'X', slug: slug() }), 403, 'PERMISSION_DENIED');
     assertProblem(await create('partnerSelected', { name: 'X', slug: slug() }), 403, 'PERMISSION_DENIED');

@@ -127,7 +127,12 @@ const organizationFields = {
 };
 
 export const CreateOrganizationBody = Type.Object(
-  { partnerId: Type.Optional(Uuid), name: Name, slug: Slug, ...organizationFields },
+  {
+    partnerId: Type.Optional(Nullable(Uuid, { description: 'Required for system scope; partner scope may omit it (or give null, or its own)' })),
+    name: Name,
+    slug: Slug,
+    ...organizationFields,
+  },
   { additionalProperties: false },
 );
 export const UpdateOrganizationBody = Type.Object(
