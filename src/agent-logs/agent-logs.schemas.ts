@@ -51,7 +51,7 @@ export const DiagnosticLogInput = Type.Object(
 );
 
 export const DiagnosticLogsBody = Type.Object(
-  { logs: Type.Array(DiagnosticLogInput, { minItems: 1, maxItems: LIMITS.logsPerRequest }) },
+  { logs: Type.Array(DiagnosticLogInput, { maxItems: LIMITS.logsPerRequest }) },
   { additionalProperties: false },
 );
 

@@ -169,6 +169,8 @@ export function createAgentLogsService(deps: {
   return {
     /** POST /agents/:id/logs: every entry or none. */
     async submitDiagnosticLogs(agent: AgentCaller, logs: readonly DiagnosticLogEntry[]): Promise<{ received: number }> {
+      // Nothing to store is not an error (as for event logs): an agent may flush an empty buffer.
+      if (logs.length === 0) return { received: 0 };
       const batches = diagnosticBatches(logs);
       const received = await withTenant(db, agent.tenant, async (tx) => {
         let stored = 0;

@@ -124,7 +124,7 @@ for (const backend of backends()) {
       };
       const many = (n: number) => Array.from({ length: n }, (_, i) => log({ message: `m${i}` }));
       const bad: unknown[] = [
-        { logs: many(501) }, { logs: [] }, {}, { logs: 'x' }, { logs: many(1), extra: 1 },
+        { logs: many(501) }, {}, { logs: 'x' }, { logs: many(1), extra: 1 },
         { logs: [log({ level: 'fatal' })] }, { logs: [log({ level: 'INFO' })] },
         { logs: [log({ timestamp: 'yesterday' })] }, { logs: [log({ timestamp: '2025-02-30T00:00:00Z' })] },
         { logs: [log({ timestamp: '2025-03-01T00:00:00' })] }, { logs: [log({ timestamp: '2025-03-01 00:00:00Z' })] },
@@ -148,6 +148,9 @@ for (const backend of backends()) {
       assertProblem(await submit(dev, deep), 400, 'VALIDATION_FAILED');
       assertProblem(await submit(dev, '{"logs": ['), 400, 'VALIDATION_FAILED');
       assert.equal(await stored('diagnostic_logs', dev.id), 0);
+      // An empty batch stores nothing and says so, as an empty event-log batch does.
+      const empty = await submit(dev, { logs: [] });
+      assert.deepEqual([empty.statusCode, empty.json()], [201, { received: 0 }]);
 
       // The edges that are allowed, and text PostgreSQL cannot hold as such (NUL) kept as U+FFFD.
       const ok = await submit(dev, { logs: [log({ fields: nested(8), message: 'm'.repeat(10_000), component: 'c'.repeat(100) }), log({ message: 'a\u0000b', fields: { 'k\u0000': 'v\u0000' } }), ...many(498)] });
