@@ -43,7 +43,6 @@ export function createApiKeysService(deps: {
   const event = (caller: Caller, meta: RequestMeta, action: AuditAction, row: keys.ApiKeyRow, details: Record<string, unknown>) =>
     callerEvent(caller, meta, { orgId: row.org_id, action, resource: { type: 'api_key', id: row.id, name: row.name }, details });
 
-
   /** A key of a reachable organization, or 404 (RLS hides the others too). */
   async function reachableKey(tx: Transaction, caller: Caller, id: string) {
     const row = await keys.findKey(tx, id, new Date(deps.now()));
