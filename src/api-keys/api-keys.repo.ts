@@ -1,6 +1,7 @@
 // SQL for API keys. key_hash is written and matched here but never selected.
 import type { Queryable } from '../db/database.js';
 import { queryPage } from '../db/pages.js';
+import { liveOrgOf } from '../db/tenant-lookups.js';
 
 export type ApiKeyStatus = 'active' | 'expired' | 'revoked';
 
@@ -73,14 +74,10 @@ export async function insertKey(
   return rows[0] ?? null;
 }
 
-// SPEC "Deletion": a deleted organization is excluded from every query, and its keys with it (they
-// no longer authenticate either): not found, not listed, not changed.
-const ofLiveOrganization = (k: string) => `exists (select 1 from organizations o where o.id = ${k}.org_id and o.deleted_at is null)`;
-
 /** The key with its status as of `now`. */
 export async function findKey(tx: Queryable, id: string, now: Date): Promise<ApiKeyRow | null> {
   const { rows } = await tx.query<ApiKeyRow>(
-    `select ${columns(effectiveStatus('$2'))} from api_keys k where k.id = $1 and ${ofLiveOrganization('k')}`,
+    `select ${columns(effectiveStatus('$2'))} from api_keys k where k.id = $1 and ${liveOrgOf('k.org_id')}`,
     [id, now],
   );
   return rows[0] ?? null;
@@ -94,7 +91,7 @@ export async function listKeys(
   withTotal: boolean,
 ): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
   const params: unknown[] = [filter.now]; // $1: the status's "now", in the page and in a status filter
-  const where: string[] = [ofLiveOrganization('k')];
+  const where: string[] = [liveOrgOf('k.org_id')];
   if (filter.orgIds) {
     params.push(filter.orgIds);
     where.push(`k.org_id in (select unnest($${params.length}::uuid[]))`);
@@ -124,7 +121,7 @@ async function changeActiveKey(tx: Queryable, id: string, now: Date, sets: strin
   const { rows } = await tx.query<ApiKeyRow & { before: Pick<ApiKeyRow, 'name' | 'scopes' | 'rate_limit' | 'key_prefix' | 'usage_count'> & { last_used_at: string | null } }>(
     `update api_keys as k set ${sets.join(', ')}, version = k.version + 1
        from (select id, status, expires_at, name, scopes, rate_limit, key_prefix, usage_count, last_used_at from api_keys where id = $1 for update) b
-      where k.id = b.id and ${active('b', '$2')} and ${ofLiveOrganization('k')}
+      where k.id = b.id and ${active('b', '$2')} and ${liveOrgOf('k.org_id')}
       returning ${COLUMNS}, json_build_object('name', b.name, 'scopes', b.scopes, 'rate_limit', b.rate_limit, 'key_prefix', b.key_prefix,
         'usage_count', b.usage_count::float8, 'last_used_at', b.last_used_at) as before`,
     [id, now, ...params],
@@ -155,7 +152,7 @@ export function rotateKey(tx: Queryable, id: string, now: Date, keyHash: string,
 export async function revokeKey(tx: Queryable, id: string, now: Date): Promise<ApiKeyRow | null> {
   const { rows } = await tx.query<ApiKeyRow>(
     `update api_keys as k set status = 'revoked', version = k.version + 1
-      where k.id = $1 and ${active('k', '$2')} and ${ofLiveOrganization('k')} returning ${COLUMNS}`,
+      where k.id = $1 and ${active('k', '$2')} and ${liveOrgOf('k.org_id')} returning ${COLUMNS}`,
     [id, now],
   );
   return rows[0] ?? null;

@@ -2,6 +2,7 @@
 import type { Queryable, Transaction } from '../db/database.js';
 import { substringPattern } from '../db/like.js';
 import { queryPage } from '../db/pages.js';
+import { liveOrgOf } from '../db/tenant-lookups.js';
 
 /** Agents heartbeat every 60 s; a device is offline after three missed heartbeats. */
 export const HEARTBEAT_INTERVAL_S = 60;
@@ -96,8 +97,6 @@ export async function countLiveDevices(tx: Queryable, where: { orgId: string } |
 
 /** Devices of a deleted organization are gone with it (SPEC: it is excluded from every query). */
 const LIVE_ORG = `join organizations o on o.id = d.org_id and o.deleted_at is null`;
-/** The same rule as a condition on a row's organization column (the list and its kept counts). */
-const liveOrgOf = (column: string) => `exists (select 1 from organizations o where o.id = ${column} and o.deleted_at is null)`;
 
 export async function findDevice(tx: Queryable, id: string, now: Date, forUpdate = false): Promise<DeviceRow | null> {
   const { rows } = await tx.query<DeviceRow>(

@@ -1,6 +1,7 @@
 // SQL for enrollment keys. key_hash is matched on enrollment only and never returned.
 import type { Queryable } from '../db/database.js';
 import { queryPage } from '../db/pages.js';
+import { liveOrgOf } from '../db/tenant-lookups.js';
 
 export interface EnrollmentKeyRow {
   id: string;
@@ -36,12 +37,8 @@ export async function insertKey(
   return rows[0] ?? null;
 }
 
-// SPEC "Deletion": a deleted organization is excluded from every query, and its enrollment keys
-// with it (they no longer enroll either): not found, not listed, not rotated or deleted.
-const ofLiveOrganization = (k: string) => `exists (select 1 from organizations o where o.id = ${k}.org_id and o.deleted_at is null)`;
-
 export async function findKey(tx: Queryable, id: string): Promise<EnrollmentKeyRow | null> {
-  const { rows } = await tx.query<EnrollmentKeyRow>(`select ${COLUMNS} from enrollment_keys k where k.id = $1 and ${ofLiveOrganization('k')}`, [id]);
+  const { rows } = await tx.query<EnrollmentKeyRow>(`select ${COLUMNS} from enrollment_keys k where k.id = $1 and ${liveOrgOf('k.org_id')}`, [id]);
   return rows[0] ?? null;
 }
 
@@ -74,7 +71,7 @@ export async function listKeys(
   withTotal = true,
 ): Promise<{ rows: EnrollmentKeyRow[]; total: number | null }> {
   const params: unknown[] = [];
-  const where: string[] = [ofLiveOrganization('k')];
+  const where: string[] = [liveOrgOf('k.org_id')];
   if (filter.orgIds) {
     params.push(filter.orgIds);
     where.push(`k.org_id in (select unnest($${params.length}::uuid[]))`);
@@ -107,7 +104,7 @@ export async function rotateKey(
             max_usage = case when $3::boolean then $4::int else b.max_usage end,
             expires_at = coalesce($5::timestamptz, b.expires_at)
        from (select id, usage_count, max_usage, expires_at from enrollment_keys where id = $1 for update) b
-      where k.id = b.id and ${ofLiveOrganization('k')}
+      where k.id = b.id and ${liveOrgOf('k.org_id')}
       returning ${COLUMNS}, b.usage_count as before_usage_count, b.max_usage as before_max_usage, b.expires_at as before_expires_at`,
     [id, values.keyHash, values.maxUsage !== undefined, values.maxUsage ?? null, values.expiresAt ?? null],
   );
@@ -119,6 +116,6 @@ export async function rotateKey(
 
 /** Deletes the key and returns it; null when the scope sees no such key. */
 export async function deleteKey(tx: Queryable, id: string): Promise<EnrollmentKeyRow | null> {
-  const { rows } = await tx.query<EnrollmentKeyRow>(`delete from enrollment_keys k where k.id = $1 and ${ofLiveOrganization('k')} returning ${COLUMNS}`, [id]);
+  const { rows } = await tx.query<EnrollmentKeyRow>(`delete from enrollment_keys k where k.id = $1 and ${liveOrgOf('k.org_id')} returning ${COLUMNS}`, [id]);
   return rows[0] ?? null;
 }
